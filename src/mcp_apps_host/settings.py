@@ -1,0 +1,44 @@
+"""Every limit the host enforces, with its default, in one place.
+
+Each limit is named in the error message a person sees when it is hit, so the
+name here is the name to look for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    # A template larger than this is refused at prefetch (bytes of decoded HTML).
+    max_template_bytes: int = 8 * 1024 * 1024
+    # A single JSON-RPC message from a view larger than this is dropped (bytes of JSON).
+    max_view_message_bytes: int = 4 * 1024 * 1024
+    # One WebSocket frame from the page larger than this closes nothing; the frame is dropped.
+    max_ws_frame_bytes: int = 12 * 1024 * 1024
+    # Size a view may ask for with ui/notifications/size-changed, in CSS pixels.
+    max_view_height: int = 6000
+    max_view_width: int = 4000
+    # Inline container: the view grows with its content up to this height.
+    inline_max_height: int = 800
+    # Seconds to wait for a server to connect (initialize + first listings).
+    server_connect_timeout: float = 30.0
+    # Seconds a tool call may run before it is cancelled.
+    tool_call_timeout: float = 300.0
+    # Seconds to wait for a resources/read of a template.
+    template_read_timeout: float = 60.0
+    # Seconds a view has between proxy-ready and ui/notifications/initialized.
+    view_init_timeout: float = 30.0
+    # Seconds to wait for a view's reply to ui/resource-teardown.
+    teardown_timeout: float = 3.0
+    # Reconnect backoff for a server that failed or crashed (seconds, doubled each try).
+    reconnect_initial_delay: float = 1.0
+    reconnect_max_delay: float = 60.0
+    # Requests one view may have in flight at once (tools/call, resources/read, ...).
+    max_pending_requests_per_view: int = 32
+    # Log lines kept per view for the page.
+    max_log_entries_per_view: int = 500
+
+
+DEFAULT_LIMITS = Limits()
