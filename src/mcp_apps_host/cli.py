@@ -1,0 +1,132 @@
+"""`mcp-apps-host serve | demo`: the console."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import secrets
+import signal
+import sys
+import webbrowser
+from collections.abc import Sequence
+
+import uvicorn
+
+from . import __version__
+from .servers.config import ConfigError, ServerSpec, load_config, merge_specs, parse_server_arg
+from .settings import DEFAULT_LIMITS
+from .store.db import Store, default_db_url
+from .web.security import is_loopback
+
+log = logging.getLogger("mcp_apps_host")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcp-apps-host", description="A host for MCP Apps.")
+    parser.add_argument("--version", action="version", version=f"mcp-apps-host {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in (("serve", "run the console with the given MCP servers"),
+                            ("demo", "run the console with the bundled demo servers")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--server", action="append", default=[], metavar="NAME=SPEC",
+                       help="an MCP server: a URL (Streamable HTTP) or a command line (stdio); repeatable")
+        p.add_argument("--config", metavar="FILE", help='a JSON file in the {"mcpServers": {...}} shape')
+        p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+        p.add_argument("--port", type=int, default=8765, help="port of the console (default 8765)")
+        p.add_argument("--sandbox-port", type=int, default=8766, help="port of the sandbox origin (default 8766)")
+        p.add_argument("--token", help="access token (default: a random one each start)")
+        p.add_argument("--no-open", action="store_true", help="do not open a browser")
+        p.add_argument("--db", metavar="URL", help="SQLAlchemy database URL (default: SQLite in ~/.local/share)")
+        p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return parser
+
+
+def _specs(args: argparse.Namespace) -> list[ServerSpec]:
+    groups = [[parse_server_arg(s) for s in args.server]]
+    if args.config:
+        groups.append(load_config(args.config))
+    if args.command == "demo":
+        from .demo.catalog import DEMO_SERVERS
+
+        groups.insert(0, [ServerSpec(name=n, command=argv[0], args=tuple(argv[1:])) for n, argv in DEMO_SERVERS.items()])
+    return merge_specs(*groups)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        specs = _specs(args)
+    except ConfigError as exc:
+        print(f"mcp-apps-host: {exc}", file=sys.stderr)
+        return 2
+    if args.port == args.sandbox_port:
+        print("mcp-apps-host: --port and --sandbox-port must differ (the sandbox needs its own origin)", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(serve(specs, args))
+    except KeyboardInterrupt:
+        return 0
+
+
+async def serve(specs: list[ServerSpec], args: argparse.Namespace) -> int:
+    from .host.core import Host
+    from .servers.manager import ServerManager
+    from .web.app import host_app, sandbox_app
+    from .web.security import Access
+
+    limits = DEFAULT_LIMITS
+    token = args.token or secrets.token_urlsafe(24)
+    shown_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    host_origin = f"http://{shown_host}:{args.port}"
+    # A loopback console gets its sandbox on `localhost`: another *site*, so the console's
+    # cookie is never sent along with a view's requests.
+    sandbox_host = "localhost" if is_loopback(shown_host) and shown_host != "localhost" else shown_host
+    sandbox_origin = f"http://{sandbox_host}:{args.sandbox_port}"
+    try:
+        store = Store(args.db or default_db_url())
+    except Exception as exc:  # noqa: BLE001 - a bad --db is a person's input: say so and stop
+        print(f"mcp-apps-host: --db {args.db or default_db_url()}: cannot open the database: {exc}", file=sys.stderr)
+        return 2
+    manager = ServerManager(specs, limits)
+    host = Host(servers=manager, limits=limits, host_origin=host_origin, sandbox_origin=sandbox_origin, store=store)
+    access = Access(token=token, bind_host=shown_host, port=args.port)
+    configs = [
+        uvicorn.Config(host_app(host, access), host=args.host, port=args.port, log_level="warning", ws_max_size=limits.max_ws_frame_bytes),
+        uvicorn.Config(sandbox_app(host), host=args.host, port=args.sandbox_port, log_level="warning"),
+    ]
+    servers = [uvicorn.Server(c) for c in configs]
+    for s in servers:
+        s.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+
+    manager.start()
+    tasks = [asyncio.create_task(s.serve()) for s in servers]
+    while not all(s.started for s in servers):
+        if any(t.done() for t in tasks):
+            await manager.stop()
+            print(f"mcp-apps-host: cannot listen on {args.host}:{args.port} and :{args.sandbox_port} (in use?)",
+                  file=sys.stderr)
+            return 1
+        await asyncio.sleep(0.02)
+    url = f"{host_origin}/?token={token}"
+    print(f"mcp-apps-host is running at {url}", flush=True)
+    if specs:
+        print("servers: " + ", ".join(f"{s.name} ({s.transport}: {s.describe()})" for s in specs), flush=True)
+    else:
+        print("no servers configured: add --server NAME=SPEC or --config FILE", flush=True)
+    if not args.no_open:
+        with contextlib.suppress(Exception):
+            webbrowser.open(url)
+    await stop.wait()
+    for s in servers:
+        s.should_exit = True
+    await manager.stop()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return 0

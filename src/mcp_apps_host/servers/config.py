@@ -1,0 +1,137 @@
+"""Where MCP servers come from: `--server NAME=SPEC` and `--config FILE`.
+
+The config file uses the `{"mcpServers": {...}}` shape other MCP clients
+already read, so an existing file works unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class ConfigError(ValueError):
+    """A server spec or config file is wrong; the message says where and how."""
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "http" if self.url else "stdio"
+
+    def describe(self) -> str:
+        """What the person typed, minus secrets (headers and env values are not shown)."""
+        if self.url:
+            return self.url
+        return shlex.join([self.command or "", *self.args])
+
+
+def _check_name(name: str, where: str) -> str:
+    if not _NAME.match(name):
+        raise ConfigError(
+            f"{where}: server name {name!r} must be 1-64 letters, digits, '_', '-' or '.', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def _check_url(url: str, where: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"{where}: {url!r} is not an http(s) URL")
+    return url
+
+
+def parse_server_arg(text: str) -> ServerSpec:
+    """`NAME=SPEC`: a URL means Streamable HTTP, anything else a command line."""
+    name, sep, spec = text.partition("=")
+    where = f"--server {text!r}"
+    if not sep or not spec.strip():
+        raise ConfigError(f"{where}: expected NAME=SPEC, e.g. debug='npx -y @modelcontextprotocol/server-debug --stdio'")
+    _check_name(name.strip(), where)
+    spec = spec.strip()
+    if re.match(r"^https?://", spec, re.IGNORECASE):
+        return ServerSpec(name=name.strip(), url=_check_url(spec, where))
+    try:
+        argv = shlex.split(spec)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: cannot split the command line: {exc}") from exc
+    return ServerSpec(name=name.strip(), command=argv[0], args=tuple(argv[1:]))
+
+
+def _str_map(value: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ConfigError(f"{where} must be an object of strings")
+    return dict(value)
+
+
+def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
+        raise ConfigError(f'{source}: expected an object with "mcpServers": {{NAME: {{...}}}}')
+    specs: list[ServerSpec] = []
+    for name, entry in data["mcpServers"].items():
+        where = f"{source}: mcpServers.{name}"
+        _check_name(name, where)
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where} must be an object")
+        url, command = entry.get("url"), entry.get("command")
+        if bool(url) == bool(command):
+            raise ConfigError(f'{where} needs exactly one of "command" (stdio) or "url" (Streamable HTTP)')
+        if url:
+            if not isinstance(url, str):
+                raise ConfigError(f"{where}.url must be a string")
+            specs.append(
+                ServerSpec(name=name, url=_check_url(url, where), headers=_str_map(entry.get("headers"), f"{where}.headers"))
+            )
+            continue
+        args = entry.get("args", [])
+        if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ConfigError(f'{where}: "command" must be a string and "args" a list of strings')
+        cwd = entry.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise ConfigError(f"{where}.cwd must be a string")
+        specs.append(
+            ServerSpec(name=name, command=command, args=tuple(args), env=_str_map(entry.get("env"), f"{where}.env"), cwd=cwd)
+        )
+    return specs
+
+
+def load_config(path: str | Path) -> list[ServerSpec]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--config {path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--config {path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    return parse_config(data, f"--config {path}")
+
+
+def merge_specs(*groups: list[ServerSpec]) -> list[ServerSpec]:
+    """All specs in order; a name given twice is an error rather than a silent override."""
+    seen: dict[str, ServerSpec] = {}
+    for group in groups:
+        for spec in group:
+            if spec.name in seen:
+                raise ConfigError(f"server name {spec.name!r} is given more than once")
+            seen[spec.name] = spec
+    return list(seen.values())

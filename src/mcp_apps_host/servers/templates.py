@@ -1,0 +1,108 @@
+"""Templates: read a tool's `ui://` resource, validate it, hash it, keep it."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import APP_MIME_TYPE
+from ..policy.csp import CspError, ViewCsp
+
+
+class TemplateError(ValueError):
+    """A template cannot be rendered; the message names the server, the URI and the rule."""
+
+
+@dataclass(frozen=True)
+class Template:
+    server: str
+    uri: str
+    html: str
+    sha256: str
+    csp: ViewCsp
+    permissions: dict[str, Any] = field(default_factory=dict)
+    domain: str | None = None
+    prefers_border: bool | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.html.encode("utf-8"))
+
+
+def _normalise_mime(mime: Any) -> str:
+    if not isinstance(mime, str):
+        return ""
+    return ";".join(part.strip() for part in mime.lower().split(";"))
+
+
+def _ui_meta(item: Any) -> dict[str, Any]:
+    meta = item.get("_meta") if isinstance(item, dict) else None
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    return ui if isinstance(ui, dict) else {}
+
+
+def parse_template(
+    server: str,
+    uri: str,
+    read_result: dict[str, Any],
+    list_entry: dict[str, Any] | None,
+    max_bytes: int,
+) -> Template:
+    """Validate a `resources/read` result (camelCase JSON) for a view template.
+
+    `_meta.ui` may sit on the `resources/list` entry, on the content item, or
+    both: both are read and the content item wins key by key.
+    """
+    where = f"template {uri} of server {server!r}"
+    if not uri.startswith("ui://"):
+        raise TemplateError(f"{where}: the URI must start with ui://")
+    contents = read_result.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise TemplateError(f"{where}: resources/read returned no contents")
+    item = next((c for c in contents if isinstance(c, dict) and c.get("uri") == uri), contents[0])
+    if not isinstance(item, dict):
+        raise TemplateError(f"{where}: the content item is not an object")
+    mime = _normalise_mime(item.get("mimeType"))
+    if mime != APP_MIME_TYPE:
+        raise TemplateError(f"{where}: mimeType is {item.get('mimeType')!r}, expected {APP_MIME_TYPE!r}")
+    if isinstance(item.get("text"), str):
+        raw = item["text"].encode("utf-8")
+    elif isinstance(item.get("blob"), str):
+        # The base64 text is about 4/3 of the bytes: refuse before decoding a huge blob.
+        if len(item["blob"]) > max_bytes * 4 // 3 + 8:
+            raise TemplateError(f"{where}: larger than max_template_bytes ({max_bytes} bytes)")
+        try:
+            raw = base64.b64decode(item["blob"], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise TemplateError(f"{where}: blob is not valid base64 ({exc})") from exc
+    else:
+        raise TemplateError(f"{where}: the content has neither text nor blob")
+    if len(raw) > max_bytes:
+        raise TemplateError(f"{where}: {len(raw)} bytes is larger than max_template_bytes ({max_bytes} bytes)")
+    try:
+        html = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TemplateError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    if not html.strip():
+        raise TemplateError(f"{where}: the HTML is empty")
+    ui = {**_ui_meta(list_entry), **_ui_meta(item)}
+    try:
+        csp = ViewCsp.from_meta(ui.get("csp"))
+    except CspError as exc:
+        raise TemplateError(f"{where}: _meta.ui.csp: {exc}") from exc
+    permissions = ui.get("permissions")
+    domain = ui.get("domain")
+    border = ui.get("prefersBorder")
+    return Template(
+        server=server,
+        uri=uri,
+        html=html,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        csp=csp,
+        permissions=permissions if isinstance(permissions, dict) else {},
+        domain=domain if isinstance(domain, str) else None,
+        prefers_border=border if isinstance(border, bool) else None,
+    )
