@@ -16,7 +16,7 @@ import uvicorn
 
 from . import __version__
 from .servers.config import ConfigError, ServerSpec, load_config, merge_specs, parse_server_arg
-from .settings import DEFAULT_LIMITS
+from .settings import limits_from_env
 from .store.db import Store, default_db_url
 from .web.security import is_loopback
 
@@ -77,7 +77,11 @@ async def serve(specs: list[ServerSpec], args: argparse.Namespace) -> int:
     from .web.app import host_app, sandbox_app
     from .web.security import Access
 
-    limits = DEFAULT_LIMITS
+    try:
+        limits = limits_from_env()
+    except ValueError as exc:
+        print(f"mcp-apps-host: {exc}", file=sys.stderr)
+        return 2
     token = args.token or secrets.token_urlsafe(24)
     shown_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     host_origin = f"http://{shown_host}:{args.port}"
@@ -107,7 +111,11 @@ async def serve(specs: list[ServerSpec], args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
 
     manager.start()
-    tasks = [asyncio.create_task(s.serve()) for s in servers]
+    async def run_server(server: uvicorn.Server) -> None:
+        with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we report it below
+            await server.serve()
+
+    tasks = [asyncio.create_task(run_server(s)) for s in servers]
     while not all(s.started for s in servers):
         if any(t.done() for t in tasks):
             await manager.stop()

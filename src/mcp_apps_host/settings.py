@@ -6,7 +6,8 @@ name here is the name to look for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, fields, replace
 
 
 @dataclass(frozen=True)
@@ -42,3 +43,22 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+def limits_from_env(base: Limits = DEFAULT_LIMITS, environ: dict[str, str] | None = None) -> Limits:
+    """Override any limit with `MCP_APPS_HOST_<NAME>` (e.g. MCP_APPS_HOST_MAX_TEMPLATE_BYTES=1000000)."""
+    env = os.environ if environ is None else environ
+    changes: dict[str, int | float] = {}
+    for f in fields(Limits):
+        raw = env.get(f"MCP_APPS_HOST_{f.name.upper()}")
+        if raw is None:
+            continue
+        kind = int if isinstance(getattr(base, f.name), int) else float
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise ValueError(f"MCP_APPS_HOST_{f.name.upper()}={raw!r} is not a valid {kind.__name__}") from None
+        if value <= 0:
+            raise ValueError(f"MCP_APPS_HOST_{f.name.upper()}={raw!r} must be positive")
+        changes[f.name] = value
+    return replace(base, **changes)

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..policy.csp import allow_attribute, granted_permissions
 from ..servers.catalog import ToolEntry
-from ..servers.connection import ServerUnavailable
+from ..servers.connection import ProgressFn, ServerUnavailable
 from ..servers.templates import TemplateError
 from ..views import session as vs
 from ..views.jsonrpc import INTERNAL_ERROR, json_text
@@ -51,7 +51,6 @@ class TabSession:
         self.env = vs.HostEnvironment(styles=host_styles())
         self.views: dict[str, _View] = {}
         self._calls: dict[int, asyncio.Task[None]] = {}
-        self._call_views: dict[int, str] = {}
         self._next_call = 0
         self._consents: dict[int, tuple[str, Any]] = {}
         self._next_consent = 0
@@ -64,6 +63,20 @@ class TabSession:
 
     def _servers_changed(self) -> None:
         self.emit({"type": "servers", "servers": self.host.servers.snapshot()})
+
+    def _record(self, **row: Any) -> None:
+        """Keep the call on record without holding up the page (the write may fsync)."""
+        store = self.host.store
+        if store is None:
+            return
+
+        async def write() -> None:
+            try:
+                await asyncio.to_thread(store.record_call, **row)
+            except Exception:  # noqa: BLE001 - a full disk must not break the console
+                log.exception("could not record a tool call")
+
+        asyncio.get_running_loop().create_task(write())
 
     def notice(self, text: str, level: str = "info") -> None:
         self.emit({"type": "notice", "level": level, "text": text})
@@ -163,8 +176,6 @@ class TabSession:
             return
         call_id = self._next_call
         self._next_call += 1
-        self.emit({"type": "call-started", "callId": call_id, "server": server, "tool": tool,
-                   "arguments": arguments, "source": "person"})
         self._calls[call_id] = asyncio.create_task(self._run_call(call_id, entry, arguments))
 
     async def _run_call(self, call_id: int, entry: ToolEntry, arguments: dict[str, Any]) -> None:
@@ -172,35 +183,56 @@ class TabSession:
         if entry.resource_uri:
             view = await self._mount_view(call_id, entry)
             if view is not None:
-                self._call_views[call_id] = view.handle
                 self._apply(view, view.session.tool_input(arguments))
-        started = time.monotonic()
+        try:
+            result = await self._tracked_call(call_id, entry.server, entry.name, arguments, "person")
+        except asyncio.CancelledError:
+            if view is not None:
+                self._apply(view, view.session.tool_cancelled("cancelled by the person"))
+            raise
+        except CallFailed as exc:
+            result = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+        finally:
+            self._calls.pop(call_id, None)
+        if view is not None:
+            self._apply(view, view.session.tool_result(result))
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            self.emit({"type": "call-progress", "callId": call_id, "progress": value, "total": total, "message": message})
+    async def _tracked_call(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: str,
+                            on_progress: ProgressFn | None = None) -> dict[str, Any]:
+        """One tool call as the conversation shows it (started, progress, finished or failed) and keeps it on record."""
+        started = time.monotonic()
 
         def elapsed() -> int:
             return round((time.monotonic() - started) * 1000)
 
+        def finish(outcome: str, result: dict[str, Any] | None, error: str | None) -> None:
+            if result is not None:
+                self.emit({"type": "call-finished", "callId": call_id, "result": result,
+                           "isError": outcome == "tool-error", "durationMs": elapsed()})
+            else:
+                self.emit({"type": "call-failed", "callId": call_id, "error": error or outcome,
+                           "durationMs": elapsed(), "cancelled": outcome == "cancelled"})
+            self._record(server=server, tool=tool, source=source, arguments=arguments, outcome=outcome,
+                         result=result, error=error, duration_ms=elapsed())
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            self.emit({"type": "call-progress", "callId": call_id, "progress": value, "total": total, "message": message})
+            if on_progress is not None:
+                await on_progress(value, total, message)
+
+        self.emit({"type": "call-started", "callId": call_id, "server": server, "tool": tool,
+                   "arguments": arguments, "source": source})
         try:
-            result = await self.host.servers.get(entry.server).call_tool(entry.name, arguments, progress)
+            result = await self.host.servers.get(server).call_tool(tool, arguments, progress)
         except asyncio.CancelledError:
-            self.emit({"type": "call-failed", "callId": call_id, "error": "cancelled", "durationMs": elapsed(), "cancelled": True})
-            if view is not None:
-                self._apply(view, view.session.tool_cancelled("cancelled by the person"))
+            finish("cancelled", None, None)
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is shown where it happened
-            error = _describe_call_error(entry, exc)
-            self.emit({"type": "call-failed", "callId": call_id, "error": error, "durationMs": elapsed(), "cancelled": False})
-            if view is not None:
-                self._apply(view, view.session.tool_result({"content": [{"type": "text", "text": error}], "isError": True}))
-            return
-        finally:
-            self._calls.pop(call_id, None)
-        self.emit({"type": "call-finished", "callId": call_id, "result": result,
-                   "isError": result.get("isError") is True, "durationMs": elapsed()})
-        if view is not None:
-            self._apply(view, view.session.tool_result(result))
+            error = _describe_call_error(server, tool, exc)
+            finish("failed", None, error)
+            raise CallFailed(error, exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR) from exc
+        finish("tool-error" if result.get("isError") is True else "ok", result, None)
+        return result
 
     def _cancel_call(self, call_id: Any) -> None:
         task = self._calls.get(call_id) if isinstance(call_id, int) else None
@@ -328,36 +360,21 @@ class TabSession:
             self.emit({"type": "view-remove", "view": view.handle})
 
     async def _proxy_tool_call(self, view: _View, call: vs.ProxyToolCall) -> None:
-        server = view.session.spec.server
         call_id = self._next_call
         self._next_call += 1
-        self.emit({"type": "call-started", "callId": call_id, "server": server, "tool": call.name,
-                   "arguments": call.arguments, "source": "view"})
-        started = time.monotonic()
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            self.emit({"type": "call-progress", "callId": call_id, "progress": value, "total": total, "message": message})
+        async def forward_progress(value: float, total: float | None, message: str | None) -> None:
             if call.progress_token is not None:
                 self._apply(view, view.session.progress(call.progress_token, value, total, message))
 
-        def elapsed() -> int:
-            return round((time.monotonic() - started) * 1000)
-
         try:
-            result = await self.host.servers.get(server).call_tool(call.name, call.arguments, progress)
-        except asyncio.CancelledError:
-            self.emit({"type": "call-failed", "callId": call_id, "error": "cancelled", "durationMs": elapsed(), "cancelled": True})
-            raise
-        except Exception as exc:  # noqa: BLE001
-            error = _describe_call_error(view.session.spec.tool, exc, call.name)
-            self.emit({"type": "call-failed", "callId": call_id, "error": error, "durationMs": elapsed(), "cancelled": False})
-            code = exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR
-            self._apply(view, view.session.complete_request(call.request_id, error=(code, error)))
+            result = await self._tracked_call(call_id, view.session.spec.server, call.name, call.arguments, "view",
+                                              forward_progress)
+        except CallFailed as exc:
+            self._apply(view, view.session.complete_request(call.request_id, error=(exc.code, str(exc))))
             return
         finally:
             view.tasks.pop(call.request_id, None)
-        self.emit({"type": "call-finished", "callId": call_id, "result": result,
-                   "isError": result.get("isError") is True, "durationMs": elapsed()})
         self._apply(view, view.session.complete_request(call.request_id, result=result))
 
     async def _proxy_resource_read(self, view: _View, read: vs.ProxyResourceRead) -> None:
@@ -397,13 +414,19 @@ class TabSession:
         await asyncio.gather(*self._calls.values(), return_exceptions=True)
 
 
-def _describe_call_error(entry: ToolEntry, exc: Exception, name: str | None = None) -> str:
-    tool = name or entry.name
+class CallFailed(Exception):
+    """A tool call ended without a result; the message is what a person sees."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _describe_call_error(server: str, tool: str, exc: Exception) -> str:
     if isinstance(exc, MCPError):
-        return f"{entry.server}/{tool} failed: {exc.message} (error {exc.code})"
+        return f"{server}/{tool} failed: {exc.message} (error {exc.code})"
     if isinstance(exc, TimeoutError):
-        return f"{entry.server}/{tool} did not answer in time"
+        return f"{server}/{tool} did not answer in time"
     if isinstance(exc, ServerUnavailable):
         return str(exc)
-    return f"{entry.server}/{tool} failed: {exc or type(exc).__name__}"
-
+    return f"{server}/{tool} failed: {exc or type(exc).__name__}"

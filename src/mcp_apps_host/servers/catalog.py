@@ -45,9 +45,10 @@ def read_tool_ui_meta(meta: Any) -> tuple[str | None, frozenset[str], tuple[str,
     ui = meta.get("ui")
     ui = ui if isinstance(ui, dict) else {}
     uri = ui.get("resourceUri", meta.get("ui/resourceUri"))
-    if uri is not None and not (isinstance(uri, str) and uri.startswith("ui://")):
-        problems.append(f"resourceUri {uri!r} is not a ui:// URI; the tool is shown without a view")
+    if uri is not None and not isinstance(uri, str):
+        problems.append(f"resourceUri {uri!r} is not a string; the tool is shown without a view")
         uri = None
+    # A string that is not ui:// is kept: its view then fails with an error a person can see.
     visibility = VISIBILITY_DEFAULT
     if "visibility" in ui:
         raw = ui["visibility"]

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import tempfile
+import warnings
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any
@@ -21,7 +22,7 @@ from mcp.client import Client, advertise
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from .. import APP_MIME_TYPE, EXTENSION_ID, __version__
 from ..settings import Limits
@@ -114,23 +115,25 @@ class ServerConnection:
             logging_callback=self._on_log,
             cache=None,
         )
-        with anyio.fail_after(self.limits.server_connect_timeout):
-            await client.__aenter__()
-        try:
-            self._client = client
-            info = client.server_info
-            self.server_info = dump(info) if info is not None else {}
-            with anyio.fail_after(self.limits.server_connect_timeout + self.limits.template_read_timeout):
-                await self._load_catalog(client)
-                await self._load_templates(client, None)
-            self.error = None
-            self._set(ServerStatus.READY)
-            await self._serve(client)
-        finally:
-            self._client = None
-            with contextlib.suppress(BaseException):
-                with anyio.move_on_after(5, shield=True):
-                    await client.__aexit__(None, None, None)
+        # One scope around the whole connection (cancel scopes must nest with the SDK's task
+        # groups); its deadline covers start-up only and is lifted once the server is ready.
+        with anyio.CancelScope() as scope:
+            scope.deadline = anyio.current_time() + self.limits.server_connect_timeout + self.limits.template_read_timeout
+            try:
+                async with client:
+                    self._client = client
+                    info = client.server_info
+                    self.server_info = dump(info) if info is not None else {}
+                    await self._load_catalog(client)
+                    await self._load_templates(client, None)
+                    scope.deadline = float("inf")
+                    self.error = None
+                    self._set(ServerStatus.READY)
+                    await self._serve(client)
+            finally:
+                self._client = None
+        if scope.cancelled_caught:
+            raise TimeoutError("did not finish connecting in time")
 
     async def _serve(self, client: Client) -> None:
         """Wait for notifications and health checks until the connection fails."""
@@ -150,7 +153,9 @@ class ServerConnection:
                 self._set(self.status)
             if not self._wake.is_set():
                 try:
-                    with anyio.fail_after(HEALTH_INTERVAL):
+                    with anyio.fail_after(HEALTH_INTERVAL), warnings.catch_warnings():
+                        # Deprecated only for 2026-07-28 connections; ours use the initialize handshake.
+                        warnings.simplefilter("ignore", MCPDeprecationWarning)
                         await client.send_ping()
                 except Exception as exc:  # noqa: BLE001
                     self._failure = f"does not answer ping: {self._describe_failure(exc)}"
@@ -250,6 +255,8 @@ class ServerConnection:
         await asyncio.gather(*(load(uri) for uri in sorted(uris)))
 
     async def _read_template(self, client: Client, uri: str, entry: dict[str, Any] | None) -> Template | TemplateError:
+        if not uri.startswith("ui://"):
+            return TemplateError(f"template {uri} of server {self.name!r}: the URI must start with ui://")
         try:
             with anyio.fail_after(self.limits.template_read_timeout):
                 result = await client.read_resource(uri)

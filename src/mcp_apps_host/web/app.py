@@ -6,6 +6,7 @@ No protocol decisions here: requests are checked, then handed to `host/`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from importlib import resources
@@ -58,8 +59,7 @@ def host_app(host: Host, access: Access) -> Starlette:
             return response
         if not signed_in(request):
             return HTMLResponse(NOT_SIGNED_IN, status_code=401)
-        html = (STATIC / "index.html").read_text(encoding="utf-8")
-        return HTMLResponse(html, headers={**_PAGE_HEADERS, "Content-Security-Policy": page_csp})
+        return HTMLResponse(_static_text("index.html"), headers={**_PAGE_HEADERS, "Content-Security-Policy": page_csp})
 
     def api_guard(request: Request) -> Response | None:
         if not access.host_ok(request.headers.get("host")):
@@ -126,16 +126,19 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
         write_task.cancel()
 
 
-def sandbox_app(host: Host) -> Starlette:
-    proxy_html = (STATIC / "proxy.html").read_text(encoding="utf-8")
+@functools.cache
+def _static_text(name: str) -> str:
+    return (STATIC / name).read_text(encoding="utf-8")
 
+
+def sandbox_app(host: Host) -> Starlette:
     async def proxy(request: Request) -> Response:
         view = host.views.get(request.path_params["handle"])
         if view is None:
             return PlainTextResponse("no such view", status_code=404)
         # The CSP is the server-declared one for this view, built in Python: a real header,
         # which the inner srcdoc document inherits and cannot remove.
-        return HTMLResponse(proxy_html, headers={**_PAGE_HEADERS, "Content-Security-Policy": view.csp_header})
+        return HTMLResponse(_static_text("proxy.html"), headers={**_PAGE_HEADERS, "Content-Security-Policy": view.csp_header})
 
     async def sandbox_js(_request: Request) -> Response:
         return FileResponse(str(STATIC / "sandbox.js"), media_type="text/javascript",
