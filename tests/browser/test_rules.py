@@ -1,0 +1,179 @@
+"""The host's rules, proven in a real browser with fixture servers (tests/fixtures/servers.py):
+visibility, CSP from declared domains, no self-navigation, invalid templates, broken servers."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from harness import call_tool, server_list, view_frame, wait_servers, wait_view
+
+pytestmark = pytest.mark.browser
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "servers.py"
+
+
+def fixture_cmd(kind: str) -> str:
+    return shlex.join([sys.executable, str(FIXTURES), kind])
+
+
+def fixture_config(tmp_path: Path, kinds: dict[str, str], env: dict[str, str] | None = None) -> Path:
+    """A --config file: the stdio server's env only reaches it through the config."""
+    path = tmp_path / "servers.json"
+    servers = {name: {"command": sys.executable, "args": [str(FIXTURES), kind], "env": env or {}}
+               for name, kind in kinds.items()}
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+class Origin:
+    """A loopback HTTP origin that counts the requests it gets and allows CORS."""
+
+    def __init__(self) -> None:
+        self.hits: list[str] = []
+        hits = self.hits
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                hits.append(self.path)
+                body = b"payload"
+                self.send_response(200)
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+@pytest.fixture
+def origins():
+    made: list[Origin] = []
+
+    def make() -> Origin:
+        made.append(Origin())
+        return made[-1]
+
+    yield make
+    for o in made:
+        o.close()
+
+
+def check(frame, name: str, timeout: float = 15_000) -> str:
+    item = frame.locator(f'[data-check="{name}"]')
+    item.wait_for(timeout=timeout)
+    return item.inner_text()
+
+
+def test_visibility_rules(start_host, page_for):
+    host = start_host(servers={"vis": fixture_cmd("vis"), "other": fixture_cmd("other")})
+    page = page_for(host)
+    tools = {s["name"]: {t["name"] for t in s["tools"]} for s in server_list(page, host)}
+    # Only tools a model may see are offered to a person: app-only and nobody's tools are not.
+    assert tools["vis"] == {"vis-view", "model-only-tool"}
+    assert "app-only-tool" not in page.locator("body").inner_text()
+
+    call_tool(page, "vis", "app-only-tool", {})
+    page.get_by_text("only callable by its app").wait_for(timeout=10_000)
+
+    call_tool(page, "vis", "vis-view", {})
+    frame = view_frame(wait_view(page, "vis", "vis-view"))
+    assert check(frame, "app-only").startswith("ok:") and "app-only ran" in check(frame, "app-only")
+    assert check(frame, "model-only").startswith("error:") and "visibility" in check(frame, "model-only")
+    assert "not a tool of server 'vis'" in check(frame, "other-server")
+    assert check(frame, "nobody").startswith("error:")
+
+
+def test_declared_connect_domain_allowed_undeclared_blocked(start_host, page_for, origins, tmp_path):
+    allowed, blocked = origins(), origins()
+    config = fixture_config(tmp_path, {"csp": "csp"}, {"ALLOWED_ORIGIN": allowed.url, "BLOCKED_ORIGIN": blocked.url})
+    host = start_host(config=config)
+    page = page_for(host)
+    call_tool(page, "csp", "csp-view", {})
+    frame = view_frame(wait_view(page, "csp", "csp-view"))
+    assert check(frame, "allowed") == 'ok: "payload"'
+    assert check(frame, "blocked").startswith("error:")
+    assert allowed.hits == ["/data"]
+    assert blocked.hits == []  # the browser never sent it: blocked by the CSP header, not by the network
+
+
+def test_view_cannot_navigate_away(start_host, page_for, origins, tmp_path):
+    target = origins()
+    host = start_host(config=fixture_config(tmp_path, {"nav": "navigate"}, {"BLOCKED_ORIGIN": target.url}))
+    page = page_for(host)
+    call_tool(page, "nav", "nav-view", {})
+    view = wait_view(page, "nav", "nav-view")
+    frame = view_frame(view)
+    assert check(frame, "after", timeout=20_000) == "still here: about:srcdoc"
+    assert check(frame, "popup") != "opened"
+    assert target.hits == []
+    assert page.url.startswith(host.origin)  # the host page itself was not navigated either
+
+
+def test_invalid_templates_show_clear_errors(start_host, page_for, tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_APPS_HOST_MAX_TEMPLATE_BYTES", "100000")
+    host = start_host(config=fixture_config(tmp_path, {"bad": "invalid"}, {"BIG_TEMPLATE_BYTES": "200000"}))
+    page = page_for(host)
+    expected = {
+        "wrong-mime": "expected 'text/html;profile=mcp-app'",
+        "too-large": "max_template_bytes (100000 bytes)",
+        "not-ui-scheme": "must start with ui://",
+        "missing": "resources/read failed",
+    }
+    for tool, needle in expected.items():
+        call_tool(page, "bad", tool, {})
+        view = wait_view(page, "bad", tool, state="error")
+        assert needle in view.inner_text(), (tool, view.inner_text())
+        assert view.locator("iframe").count() == 0
+    # The tools themselves still ran and their results are in the conversation.
+    assert page.get_by_text("the tool itself works").count() >= 4
+
+
+def test_server_that_cannot_start_is_reported_and_the_host_stays_up(start_host, page_for):
+    host = start_host(servers={"ghost": "/nonexistent/mcp-server --stdio", "vis": fixture_cmd("vis")})
+    page = page_for(host, wait_ready=False)
+    wait_servers(page, host, ["vis"])
+    deadline = time.monotonic() + 20
+    while True:
+        ghost = {s["name"]: s for s in server_list(page, host)}["ghost"]
+        if ghost["status"] in ("error", "retrying") and ghost["error"]:
+            break
+        assert time.monotonic() < deadline, ghost
+        time.sleep(0.2)
+    assert "/nonexistent/mcp-server" in ghost["error"]
+    page.get_by_text("/nonexistent/mcp-server", exact=False).first.wait_for(timeout=10_000)
+    assert "ghost" in host.log_text() and "/nonexistent/mcp-server" in host.log_text()
+    # The other server works as usual.
+    call_tool(page, "vis", "vis-view", {})
+    wait_view(page, "vis", "vis-view")
+
+
+def test_server_crash_is_reported_and_reconnected(start_host, page_for):
+    host = start_host(servers={"crash": fixture_cmd("crash")})
+    page = page_for(host)
+    call_tool(page, "crash", "crash-now", {})
+    page.get_by_text("crash/crash-now", exact=False).first.wait_for(timeout=30_000)
+    # After the crash the server is started again (backoff starts at 1 s).
+    deadline = time.monotonic() + 40
+    seen = set()
+    while True:
+        status = server_list(page, host)[0]["status"]
+        seen.add(status)
+        if status == "ready" and seen & {"error", "retrying", "connecting"}:
+            break
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.2)
