@@ -1,0 +1,101 @@
+"""Who may reach the host: token → cookie, Host and Origin checks, and the proxy page's CSP header."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from mcp_apps_host.host.core import Host
+from mcp_apps_host.policy.csp import ViewCsp
+from mcp_apps_host.servers.manager import ServerManager
+from mcp_apps_host.servers.templates import Template
+from mcp_apps_host.settings import Limits
+from mcp_apps_host.web.app import host_app, sandbox_app
+from mcp_apps_host.web.security import Access
+
+ORIGIN = "http://127.0.0.1:8765"
+SANDBOX = "http://localhost:8766"
+WS = "ws://127.0.0.1:8765/ws"
+
+
+@pytest.fixture
+def host() -> Host:
+    return Host(servers=ServerManager([], Limits()), limits=Limits(), host_origin=ORIGIN, sandbox_origin=SANDBOX)
+
+
+@pytest.fixture
+def client(host: Host) -> TestClient:
+    app = host_app(host, Access(token="secret-token", bind_host="127.0.0.1", port=8765))
+    return TestClient(app, base_url=ORIGIN)
+
+
+def sign_in(client: TestClient) -> None:
+    response = client.get("/?token=secret-token", follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"] == "/"
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+
+
+def test_page_needs_the_token(client: TestClient):
+    assert client.get("/").status_code == 401
+    assert client.get("/?token=wrong").status_code == 401
+    sign_in(client)
+    page = client.get("/")
+    assert page.status_code == 200
+    csp = page.headers["content-security-policy"]
+    assert f"frame-src {SANDBOX}" in csp and "frame-ancestors 'none'" in csp
+
+
+def test_api_needs_the_cookie(client: TestClient):
+    assert client.get("/api/servers").status_code == 401
+    sign_in(client)
+    assert client.get("/api/servers").json() == {"servers": []}
+
+
+def test_dns_rebinding_host_is_refused(client: TestClient):
+    sign_in(client)
+    assert client.get("/api/servers", headers={"host": "evil.example:8765"}).status_code == 421
+    assert client.get("/", headers={"host": "evil.example:8765"}).status_code == 421
+
+
+@pytest.mark.parametrize("origin", [SANDBOX, "http://evil.example", "null", "http://127.0.0.1:9999"])
+def test_cross_origin_api_is_refused(client: TestClient, origin: str):
+    sign_in(client)
+    assert client.get("/api/servers", headers={"origin": origin}).status_code == 403
+
+
+def test_websocket_checks_origin_and_cookie(client: TestClient):
+    with pytest.raises(WebSocketDisconnect):
+        with client.websocket_connect(WS, headers={"origin": ORIGIN}) as ws:
+            ws.receive_text()
+    sign_in(client)
+    for origin in (SANDBOX, "http://evil.example"):
+        with pytest.raises(WebSocketDisconnect):
+            with client.websocket_connect(WS, headers={"origin": origin}) as ws:
+                ws.receive_text()
+    with client.websocket_connect(WS, headers={"origin": ORIGIN}) as ws:
+        ws.send_json({"type": "hello", "theme": "dark"})
+        first = ws.receive_json()
+        assert first["type"] == "theme" and first["theme"] == "dark"
+        ws.send_text("not json")  # dropped, the socket stays open
+        ws.send_json({"type": "chat", "text": "/call"})
+        seen = [ws.receive_json() for _ in range(2)]
+        assert any(m["type"] == "notice" and "Usage" in m["text"] for m in seen)
+
+
+def test_proxy_page_carries_the_views_csp(host: Host):
+    sandbox = TestClient(sandbox_app(host), base_url=SANDBOX)
+    assert sandbox.get("/proxy/unknown-handle").status_code == 404
+    template = Template(server="s", uri="ui://s/v", html="<p>x</p>", sha256="0" * 64,
+                        csp=ViewCsp(connect_domains=("https://api.example.com",)))
+    view = host.register_view(tab=None, template=template)  # type: ignore[arg-type]
+    page = sandbox.get(f"/proxy/{view.handle}")
+    assert page.status_code == 200
+    csp = page.headers["content-security-policy"]
+    assert "connect-src https://api.example.com" in csp
+    assert "frame-src 'none'" in csp and "object-src 'none'" in csp and "form-action 'none'" in csp
+    assert f"frame-ancestors {ORIGIN}" in csp
+    assert sandbox.get("/sandbox.js").headers["content-type"].startswith("text/javascript")
+    host.unregister_view(view.handle)
+    assert sandbox.get(f"/proxy/{view.handle}").status_code == 404
