@@ -89,7 +89,7 @@ def test_proxy_page_carries_the_views_csp(host: Host):
     assert sandbox.get("/proxy/unknown-handle").status_code == 404
     template = Template(server="s", uri="ui://s/v", html="<p>x</p>", sha256="0" * 64,
                         csp=ViewCsp(connect_domains=("https://api.example.com",)))
-    view = host.register_view(tab=None, template=template)  # type: ignore[arg-type]
+    view = host.register_view(owner=None, template=template)
     page = sandbox.get(f"/proxy/{view.handle}")
     assert page.status_code == 200
     csp = page.headers["content-security-policy"]

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from ..policy.csp import build_view_csp
 from ..servers.manager import ServerManager
 from ..servers.templates import Template
 from ..settings import Limits
 from ..store.db import Store
-
-if TYPE_CHECKING:
-    from .tab import TabSession
 
 # Browser features a view may be granted through the iframe `allow` attribute when it asks.
 DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
@@ -22,7 +17,7 @@ DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
 @dataclass
 class MountedView:
     handle: str
-    tab: TabSession
+    owner: object  # the tab's ViewHost that mounted it
     template: Template
     csp_header: str
 
@@ -36,12 +31,13 @@ class Host:
     store: Store | None = None
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     views: dict[str, MountedView] = field(default_factory=dict)
+    saved_templates: set[str] = field(default_factory=set)  # hashes already in the store
 
-    def register_view(self, tab: TabSession, template: Template) -> MountedView:
+    def register_view(self, owner: object, template: Template) -> MountedView:
         # The handle is the only key to the proxy page and its CSP: unguessable, never reused.
         handle = secrets.token_urlsafe(18)
         csp = build_view_csp(template.csp) + f"; frame-ancestors {self.host_origin}"
-        view = MountedView(handle, tab, template, csp)
+        view = MountedView(handle, owner, template, csp)
         self.views[handle] = view
         return view
 

@@ -1,7 +1,8 @@
 """One browser tab: its conversation, its tool calls and its views.
 
-The page relays every view message here; `ViewSession` decides, this module
-carries the effects out (talks to servers, asks the person, tells the page).
+The page relays every view message here; `ViewSession` decides, `ViewHost`
+carries the effects out, and this module runs the conversation: commands,
+tool calls, what is kept on record and shown again after a reload or restart.
 """
 
 from __future__ import annotations
@@ -10,19 +11,20 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from ..policy.csp import allow_attribute, granted_permissions
-from ..servers.catalog import ToolEntry
+from ..servers.catalog import ToolEntry, tool_entry
 from ..servers.connection import ProgressFn, ServerUnavailable
-from ..servers.templates import TemplateError
+from ..servers.templates import Template, TemplateError
+from ..store.conversations import Conversation, Item
 from ..views import session as vs
-from ..views.jsonrpc import INTERNAL_ERROR, json_text
+from ..views.jsonrpc import INTERNAL_ERROR
 from ..views.theme import host_styles, parse_theme
-from .core import Host, MountedView
+from .core import Host
+from .journal import Journal
+from .viewhost import CallFailed, LiveView, ViewHost, template_from_store, template_meta
 
 log = logging.getLogger("mcp_apps_host.tab")
 
@@ -32,28 +34,16 @@ HELP = (
 )
 
 
-@dataclass
-class _View:
-    mounted: MountedView
-    session: vs.ViewSession
-    tasks: dict[Any, asyncio.Task[None]] = field(default_factory=dict)  # proxied requests by view request id
-    timers: list[asyncio.TimerHandle] = field(default_factory=list)
-
-    @property
-    def handle(self) -> str:
-        return self.mounted.handle
-
-
 class TabSession:
     def __init__(self, host: Host, outbox: asyncio.Queue[dict[str, Any]]) -> None:
         self.host = host
         self._outbox = outbox
         self.env = vs.HostEnvironment(styles=host_styles())
-        self.views: dict[str, _View] = {}
+        self.viewhost = ViewHost(host, self.env, self.emit, self._run_view_call, self._view_chat_message)
+        self.journal = Journal(host.store.conversations) if host.store else None
+        self.conversation: Conversation | None = None
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._next_call = 0
-        self._consents: dict[int, tuple[str, Any]] = {}
-        self._next_consent = 0
         self._unsubscribe = host.servers.subscribe(self._servers_changed)
 
     # ---- outgoing -------------------------------------------------------------------------
@@ -64,22 +54,19 @@ class TabSession:
     def _servers_changed(self) -> None:
         self.emit({"type": "servers", "servers": self.host.servers.snapshot()})
 
-    def _record(self, **row: Any) -> None:
-        """Keep the call on record without holding up the page (the write may fsync)."""
-        store = self.host.store
-        if store is None:
-            return
-
-        async def write() -> None:
-            try:
-                await asyncio.to_thread(store.record_call, **row)
-            except Exception:  # noqa: BLE001 - a full disk must not break the console
-                log.exception("could not record a tool call")
-
-        asyncio.get_running_loop().create_task(write())
-
-    def notice(self, text: str, level: str = "info") -> None:
+    def notice(self, text: str, level: str = "info", keep: bool = False) -> None:
         self.emit({"type": "notice", "level": level, "text": text})
+        if keep:
+            self._keep("notice", {"level": level, "text": text})
+
+    def _keep(self, kind: str, data: dict[str, Any]) -> int | None:
+        if self.journal is None or self.conversation is None:
+            return None
+        return self.journal.append(self.conversation.id, kind, data)
+
+    def _rekeep(self, key: int | None, data: dict[str, Any]) -> None:
+        if self.journal is not None and key is not None:
+            self.journal.update(key, data)
 
     # ---- incoming from the page --------------------------------------------------------------
 
@@ -87,7 +74,7 @@ class TabSession:
         kind = msg.get("type")
         try:
             if kind == "hello":
-                self._hello(msg)
+                await self._hello(msg)
             elif kind == "chat":
                 self._chat(msg.get("text"))
             elif kind == "call":
@@ -95,19 +82,21 @@ class TabSession:
             elif kind == "cancel":
                 self._cancel_call(msg.get("callId"))
             elif kind == "view-message":
-                self._view_message(msg.get("view"), msg.get("message"))
+                self.viewhost.message(msg.get("view"), msg.get("message"))
             elif kind == "view-close":
-                self._close_view(msg.get("view"), "closed by the person")
+                self.viewhost.close(msg.get("view"), "closed by the person")
             elif kind == "theme":
                 self._set_theme(msg.get("theme"))
             elif kind == "consent-reply":
-                self._consent_reply(msg.get("id"), msg.get("allow") is True)
+                self.viewhost.consent_reply(msg.get("id"), msg.get("allow") is True)
+            elif kind in ("conversation-new", "conversation-open", "conversation-rename", "conversation-delete"):
+                await self._conversation_command(kind, msg)
             else:
                 log.info("page sent an unknown message type %r", kind)
         except vs.IllegalTransition:
             log.exception("host bug while handling %s", kind)
 
-    def _hello(self, msg: dict[str, Any]) -> None:
+    async def _hello(self, msg: dict[str, Any]) -> None:
         env = self.env
         env.theme = parse_theme(msg.get("theme"))
         for key, attr in (("locale", "locale"), ("timeZone", "time_zone"), ("userAgent", "user_agent")):
@@ -121,6 +110,13 @@ class TabSession:
             env.max_width = min(width, self.host.limits.max_view_width)
         self.emit({"type": "theme", "theme": env.theme, "variables": env.styles.get("variables", {})})
         self._servers_changed()
+        wanted = msg.get("conversation")
+        await self._open_conversation(wanted if isinstance(wanted, str) else None)
+
+    def _set_theme(self, theme: Any) -> None:
+        self.env.theme = parse_theme(theme)
+        self.emit({"type": "theme", "theme": self.env.theme, "variables": self.env.styles.get("variables", {})})
+        self.viewhost.context_changed(theme=self.env.theme, styles=self.env.styles)
 
     def _chat(self, text: Any) -> None:
         if not isinstance(text, str) or not text.strip():
@@ -151,7 +147,111 @@ class TabSession:
             return
         self._call_from_page(parts[1], parts[2], arguments)
 
-    # ---- tool calls from the person ------------------------------------------------------------
+    # ---- conversations ---------------------------------------------------------------------------
+
+    async def _conversation_command(self, kind: str, msg: dict[str, Any]) -> None:
+        if self.journal is None:
+            return
+        conv_id = msg.get("id")
+        repo = self.journal.conversations
+        if kind == "conversation-new":
+            await self._open_conversation(None, fresh=True)
+        elif kind == "conversation-open" and isinstance(conv_id, str):
+            await self._open_conversation(conv_id)
+        elif kind == "conversation-rename" and isinstance(conv_id, str) and isinstance(msg.get("title"), str):
+            try:
+                await self.journal.call(repo.rename, conv_id, msg["title"])
+            except ValueError as exc:
+                self.notice(str(exc), "error")
+            if self.conversation and self.conversation.id == conv_id:
+                self.conversation = await self.journal.call(repo.get, conv_id)
+            await self._send_conversation_list()
+        elif kind == "conversation-delete" and isinstance(conv_id, str):
+            await self.journal.call(repo.delete, conv_id)
+            if self.conversation and self.conversation.id == conv_id:
+                await self._open_conversation(None)
+            else:
+                await self._send_conversation_list()
+
+    async def _send_conversation_list(self) -> None:
+        if self.journal is None:
+            return
+        items = await self.journal.call(self.journal.conversations.list)
+        self.emit({"type": "conversations", "current": self.conversation.id if self.conversation else None,
+                   "items": [{"id": c.id, "title": c.title, "updated": c.updated} for c in items]})
+
+    async def _open_conversation(self, conv_id: str | None, fresh: bool = False) -> None:
+        if self.journal is None:
+            return
+        repo = self.journal.conversations
+        conv = None if fresh or conv_id is None else await self.journal.call(repo.get, conv_id)
+        if conv is None and not fresh:
+            recent = await self.journal.call(repo.list, 1)
+            conv = recent[0] if recent else None
+        if conv is None:
+            conv = await self.journal.call(repo.create)
+        for task in list(self._calls.values()):
+            task.cancel()
+        self.viewhost.drop_all("another conversation was opened")
+        self.conversation = conv
+        self.emit({"type": "conversation-reset", "id": conv.id, "title": conv.title})
+        await self._send_conversation_list()
+        items = await self.journal.call(repo.items, conv.id)
+        for item in items:
+            await self._replay(item)
+
+    async def _replay(self, item: Item) -> None:
+        data = item.data
+        if item.kind == "notice":
+            self.emit({"type": "notice", "level": data.get("level", "info"), "text": data.get("text", "")})
+        elif item.kind == "view-message":
+            self.emit({"type": "chat-message", **data, "view": None})
+        elif item.kind == "tool-call":
+            await self._replay_call(data)
+
+    async def _replay_call(self, data: dict[str, Any]) -> None:
+        call_id = self._new_call_id()
+        status = data.get("status")
+        self.emit({"type": "call-started", "callId": call_id, "server": data.get("server"), "tool": data.get("tool"),
+                   "arguments": data.get("arguments", {}), "source": data.get("source", "person")})
+        if status in ("ok", "tool-error"):
+            self.emit({"type": "call-finished", "callId": call_id, "result": data.get("result"),
+                       "isError": status == "tool-error", "durationMs": data.get("durationMs", 0)})
+        else:
+            interrupted = status == "running"
+            self.emit({"type": "call-failed", "callId": call_id, "durationMs": data.get("durationMs", 0),
+                       "error": "interrupted: the host stopped before the call finished" if interrupted
+                       else data.get("error") or str(status), "cancelled": status == "cancelled" or interrupted})
+        view = data.get("view")
+        if not isinstance(view, dict) or self.journal is None:
+            return
+        row = await self.journal.call(self.journal.conversations.load_template, view.get("sha256"))
+        entry = tool_entry(str(data.get("server")), data.get("definition") or {"name": data.get("tool")})
+        if row is None:
+            self.viewhost.mount_failed(call_id, entry.server, entry.name, "the stored template is missing")
+            return
+        live = self.viewhost.mount(call_id, entry, template_from_store(row))
+        self._feed_view(live, data.get("arguments", {}), data)
+
+    def _feed_view(self, live: LiveView, arguments: dict[str, Any], data: dict[str, Any]) -> None:
+        session = live.session
+        self.viewhost.apply(live, session.tool_input(arguments))
+        status = data.get("status")
+        if status in ("ok", "tool-error"):
+            self.viewhost.apply(live, session.tool_result(data.get("result") or {"content": []}))
+        elif status == "failed":
+            self.viewhost.apply(live, session.tool_result(
+                {"content": [{"type": "text", "text": data.get("error") or "failed"}], "isError": True}))
+        else:
+            self.viewhost.apply(live, session.tool_cancelled(
+                "cancelled by the person" if status == "cancelled" else "interrupted: the host stopped"))
+
+    # ---- tool calls ------------------------------------------------------------------------------
+
+    def _new_call_id(self) -> int:
+        call_id = self._next_call
+        self._next_call += 1
+        return call_id
 
     def _call_from_page(self, server: Any, tool: Any, arguments: Any) -> None:
         if not isinstance(server, str) or not isinstance(tool, str):
@@ -172,48 +272,75 @@ class TabSession:
             return
         if not entry.model_visible:
             # Same rule as for a model: tools meant only for their app are not called from the chat.
-            self.notice(f"tool {tool!r} of server {server!r} is only callable by its app (visibility {sorted(entry.visibility)})", "error")
+            self.notice(f"tool {tool!r} of server {server!r} is only callable by its app "
+                        f"(visibility {sorted(entry.visibility)})", "error")
             return
-        call_id = self._next_call
-        self._next_call += 1
+        call_id = self._new_call_id()
         self._calls[call_id] = asyncio.create_task(self._run_call(call_id, entry, arguments))
 
     async def _run_call(self, call_id: int, entry: ToolEntry, arguments: dict[str, Any]) -> None:
-        view: _View | None = None
+        record: dict[str, Any] = {"server": entry.server, "tool": entry.name, "arguments": arguments, "source": "person",
+                                  "definition": entry.definition, "status": "running"}
+        view: LiveView | None = None
         if entry.resource_uri:
-            view = await self._mount_view(call_id, entry)
+            # The template is normally cached at connect; reading it runs alongside the call otherwise.
+            view = await self._mount(call_id, entry, record)
             if view is not None:
-                self._apply(view, view.session.tool_input(arguments))
+                self.viewhost.apply(view, view.session.tool_input(arguments))
         try:
-            result = await self._tracked_call(call_id, entry.server, entry.name, arguments, "person")
+            result = await self._tracked_call(call_id, entry.server, entry.name, arguments, "person", record=record)
         except asyncio.CancelledError:
             if view is not None:
-                self._apply(view, view.session.tool_cancelled("cancelled by the person"))
+                self.viewhost.apply(view, view.session.tool_cancelled("cancelled by the person"))
             raise
         except CallFailed as exc:
             result = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
         finally:
             self._calls.pop(call_id, None)
         if view is not None:
-            self._apply(view, view.session.tool_result(result))
+            self.viewhost.apply(view, view.session.tool_result(result))
+
+    async def _mount(self, call_id: int, entry: ToolEntry, record: dict[str, Any]) -> LiveView | None:
+        assert entry.resource_uri
+        try:
+            template = await self.host.servers.template(entry.server, entry.resource_uri)
+        except (TemplateError, ServerUnavailable) as exc:
+            self.viewhost.mount_failed(call_id, entry.server, entry.name, str(exc))
+            record["viewError"] = str(exc)
+            return None
+        self._save_template(template)
+        record["view"] = {"sha256": template.sha256, "uri": template.uri}
+        return self.viewhost.mount(call_id, entry, template)
+
+    def _save_template(self, template: Template) -> None:
+        if self.journal is None or template.sha256 in self.host.saved_templates:
+            return
+        self.host.saved_templates.add(template.sha256)
+        repo = self.journal.conversations
+        asyncio.ensure_future(self.journal.call(
+            repo.save_template, template.sha256, template.server, template.uri, template.html, template_meta(template)))
+
+    async def _run_view_call(self, server: str, tool: str, arguments: dict[str, Any], on_progress: ProgressFn) -> dict[str, Any]:
+        record = {"server": server, "tool": tool, "arguments": arguments, "source": "view", "status": "running"}
+        return await self._tracked_call(self._new_call_id(), server, tool, arguments, "view", on_progress, record)
 
     async def _tracked_call(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: str,
-                            on_progress: ProgressFn | None = None) -> dict[str, Any]:
-        """One tool call as the conversation shows it (started, progress, finished or failed) and keeps it on record."""
+                            on_progress: ProgressFn | None = None, record: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One tool call as the conversation shows it (started, progress, finished or failed), kept on record."""
         started = time.monotonic()
+        record = record if record is not None else {}
+        key = self._keep("tool-call", record)
 
-        def elapsed() -> int:
-            return round((time.monotonic() - started) * 1000)
-
-        def finish(outcome: str, result: dict[str, Any] | None, error: str | None) -> None:
+        def finish(status: str, result: dict[str, Any] | None, error: str | None) -> None:
+            duration = round((time.monotonic() - started) * 1000)
             if result is not None:
                 self.emit({"type": "call-finished", "callId": call_id, "result": result,
-                           "isError": outcome == "tool-error", "durationMs": elapsed()})
+                           "isError": status == "tool-error", "durationMs": duration})
             else:
-                self.emit({"type": "call-failed", "callId": call_id, "error": error or outcome,
-                           "durationMs": elapsed(), "cancelled": outcome == "cancelled"})
-            self._record(server=server, tool=tool, source=source, arguments=arguments, outcome=outcome,
-                         result=result, error=error, duration_ms=elapsed())
+                self.emit({"type": "call-failed", "callId": call_id, "error": error or status,
+                           "durationMs": duration, "cancelled": status == "cancelled"})
+            record.update(status=status, result=result, error=error, durationMs=duration)
+            self._rekeep(key, record)
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             self.emit({"type": "call-progress", "callId": call_id, "progress": value, "total": total, "message": message})
@@ -239,167 +366,13 @@ class TabSession:
         if task is not None:
             task.cancel()  # the SDK sends notifications/cancelled to the server
 
-    # ---- views -----------------------------------------------------------------------------------
+    # ---- what views send into the conversation ------------------------------------------------
 
-    async def _mount_view(self, call_id: int, entry: ToolEntry) -> _View | None:
-        assert entry.resource_uri
-        conn = self.host.servers.get(entry.server)
-        try:
-            template = await conn.template(entry.resource_uri)
-        except (TemplateError, ServerUnavailable) as exc:
-            # A container with no frame, so the error shows where the view would have been.
-            handle = f"failed-{call_id}"
-            self.emit({"type": "view-mount", "view": handle, "callId": call_id, "server": entry.server, "tool": entry.name,
-                       "proxyUrl": None, "sandboxOrigin": self.host.sandbox_origin, "prefersBorder": True,
-                       "permissions": ""})
-            self.emit({"type": "view-state", "view": handle, "state": "error", "error": str(exc)})
-            return None
-        mounted = self.host.register_view(self, template)
-        allow = allow_attribute(template.permissions, self.host.granted_permissions)
-        tools = conn.tools.values()
-        spec = vs.ViewSpec(
-            server=entry.server,
-            tool=entry,
-            html=template.html,
-            call_id=call_id,
-            csp=template.csp.to_json(),
-            permissions=granted_permissions(template.permissions, self.host.granted_permissions),
-            allow=allow,
-            app_tools=frozenset(t.name for t in tools if t.app_visible),
-            all_tools=frozenset(t.name for t in tools),
-        )
-        view = _View(mounted, vs.ViewSession(spec, self.env, self.host.limits))
-        self.views[mounted.handle] = view
-        self.emit({"type": "view-mount", "view": mounted.handle, "callId": call_id, "server": entry.server,
-                   "tool": entry.name, "proxyUrl": self.host.proxy_url(mounted.handle),
-                   "sandboxOrigin": self.host.sandbox_origin,
-                   "prefersBorder": template.prefers_border is not False, "permissions": allow,
-                   "templateSha256": template.sha256})
-        return view
-
-    def _view_message(self, handle: Any, message: Any) -> None:
-        view = self.views.get(handle) if isinstance(handle, str) else None
-        if view is None:
-            return
-        self._apply(view, view.session.receive(message))
-
-    def _close_view(self, handle: Any, reason: str) -> None:
-        view = self.views.get(handle) if isinstance(handle, str) else None
-        if view is not None:
-            self._apply(view, view.session.teardown(reason))
-
-    def _set_theme(self, theme: Any) -> None:
-        self.env.theme = parse_theme(theme)
-        self.emit({"type": "theme", "theme": self.env.theme, "variables": self.env.styles.get("variables", {})})
-        for view in list(self.views.values()):
-            self._apply(view, view.session.host_context_changed(theme=self.env.theme, styles=self.env.styles))
-
-    # ---- effects ---------------------------------------------------------------------------------
-
-    def _apply(self, view: _View, effects: list[vs.Effect]) -> None:
-        for effect in effects:
-            self._apply_one(view, effect)
-
-    def _apply_one(self, view: _View, effect: vs.Effect) -> None:  # noqa: C901 - one branch per effect
-        handle = view.handle
-        server = view.session.spec.server
-        if isinstance(effect, vs.PostToView):
-            self.emit({"type": "view-post", "view": handle, "message": effect.message})
-        elif isinstance(effect, vs.StateChanged):
-            self.emit({"type": "view-state", "view": handle, "state": str(effect.state), "error": effect.error})
-            if effect.state in (vs.ViewState.CLOSED, vs.ViewState.ERROR):
-                self._forget_view(view, remove=effect.state == vs.ViewState.CLOSED)
-        elif isinstance(effect, vs.Resize):
-            self.emit({"type": "view-size", "view": handle, "width": effect.width, "height": effect.height})
-        elif isinstance(effect, vs.Log):
-            self.emit({"type": "view-log", "view": handle, "level": effect.level, "text": effect.text})
-        elif isinstance(effect, vs.Refused):
-            log.info("view %s (%s): refused %s: %s", handle[:8], server, effect.method, effect.reason)
-            self.emit({"type": "view-log", "view": handle, "level": "warning",
-                       "text": f"refused {effect.method or 'message'}: {effect.reason}"})
-        elif isinstance(effect, vs.ProxyToolCall):
-            view.tasks[effect.request_id] = asyncio.create_task(self._proxy_tool_call(view, effect))
-        elif isinstance(effect, vs.ProxyResourceRead):
-            view.tasks[effect.request_id] = asyncio.create_task(self._proxy_resource_read(view, effect))
-        elif isinstance(effect, vs.CancelProxied):
-            task = view.tasks.pop(effect.request_id, None)
-            if task is not None:
-                task.cancel()
-        elif isinstance(effect, vs.AskConsent):
-            consent_id = self._next_consent
-            self._next_consent += 1
-            self._consents[consent_id] = (handle, effect.token)
-            self.emit({"type": "consent", "id": consent_id, "kind": effect.kind, "server": server, "view": handle,
-                       "title": effect.title, "detail": effect.detail})
-        elif isinstance(effect, vs.OpenLink):
-            self.emit({"type": "open-link", "url": effect.url})
-        elif isinstance(effect, vs.PostChatMessage):
-            text = "\n".join(str(b.get("text", f"[{b.get('type')}]")) for b in effect.content)
-            self.emit({"type": "chat-message", "role": effect.role, "source": server, "view": handle, "text": text})
-        elif isinstance(effect, vs.ModelContextUpdated):
-            summary = json_text({"content": effect.content, "structuredContent": effect.structured_content})
-            self.emit({"type": "view-context", "view": handle, "text": summary[:2000]})
-        elif isinstance(effect, vs.StartInitTimer):
-            self._timer(view, effect.seconds, view.session.init_timed_out)
-        elif isinstance(effect, vs.StartTeardownTimer):
-            self._timer(view, effect.seconds, view.session.teardown_timed_out)
-
-    def _timer(self, view: _View, seconds: float, fire: Any) -> None:
-        loop = asyncio.get_running_loop()
-        view.timers.append(loop.call_later(seconds, lambda: self._apply(view, fire())))
-
-    def _forget_view(self, view: _View, remove: bool) -> None:
-        for timer in view.timers:
-            timer.cancel()
-        for task in view.tasks.values():
-            task.cancel()
-        view.tasks.clear()
-        self.views.pop(view.handle, None)
-        self.host.unregister_view(view.handle)
-        if remove:
-            self.emit({"type": "view-remove", "view": view.handle})
-
-    async def _proxy_tool_call(self, view: _View, call: vs.ProxyToolCall) -> None:
-        call_id = self._next_call
-        self._next_call += 1
-
-        async def forward_progress(value: float, total: float | None, message: str | None) -> None:
-            if call.progress_token is not None:
-                self._apply(view, view.session.progress(call.progress_token, value, total, message))
-
-        try:
-            result = await self._tracked_call(call_id, view.session.spec.server, call.name, call.arguments, "view",
-                                              forward_progress)
-        except CallFailed as exc:
-            self._apply(view, view.session.complete_request(call.request_id, error=(exc.code, str(exc))))
-            return
-        finally:
-            view.tasks.pop(call.request_id, None)
-        self._apply(view, view.session.complete_request(call.request_id, result=result))
-
-    async def _proxy_resource_read(self, view: _View, read: vs.ProxyResourceRead) -> None:
-        server = view.session.spec.server
-        try:
-            result = await self.host.servers.get(server).read_resource(read.uri)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            code = exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR
-            self._apply(view, view.session.complete_request(
-                read.request_id, error=(code, f"resources/read {read.uri} on server {server!r} failed: {exc}")))
-            return
-        finally:
-            view.tasks.pop(read.request_id, None)
-        self._apply(view, view.session.complete_request(read.request_id, result=result))
-
-    def _consent_reply(self, consent_id: Any, allow: bool) -> None:
-        entry = self._consents.pop(consent_id, None) if isinstance(consent_id, int) else None
-        if entry is None:
-            return
-        handle, token = entry
-        view = self.views.get(handle)
-        if view is not None:
-            self._apply(view, view.session.answer_consent(token, allow))
+    def _view_chat_message(self, view: LiveView, message: vs.PostChatMessage) -> None:
+        text = "\n".join(str(b.get("text", f"[{b.get('type')}]")) for b in message.content)
+        data = {"role": message.role, "source": view.server, "text": text}
+        self.emit({"type": "chat-message", **data, "view": view.handle})
+        self._keep("view-message", data)
 
     # ---- end of the tab ----------------------------------------------------------------------------
 
@@ -408,18 +381,10 @@ class TabSession:
         self._unsubscribe()
         for task in list(self._calls.values()):
             task.cancel()
-        for view in list(self.views.values()):
-            view.session.fail("the page was closed")
-            self._forget_view(view, remove=False)
+        self.viewhost.drop_all("the page was closed")
         await asyncio.gather(*self._calls.values(), return_exceptions=True)
-
-
-class CallFailed(Exception):
-    """A tool call ended without a result; the message is what a person sees."""
-
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.code = code
+        if self.journal is not None:
+            await self.journal.close()
 
 
 def _describe_call_error(server: str, tool: str, exc: Exception) -> str:
