@@ -30,9 +30,10 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, Self, get_args
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Float,
     Integer,
@@ -48,10 +49,10 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 __all__ = [
-    "AuditEvent",
-    "AuditLog",
     "DECISIONS",
     "DIRECTIONS",
+    "AuditEvent",
+    "AuditLog",
     "Decision",
     "Direction",
     "canonical_json",
@@ -73,7 +74,8 @@ metadata = MetaData()
 audit_events = Table(
     "audit_events",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    # 64-bit on PostgreSQL; on SQLite an INTEGER primary key is the 64-bit rowid.
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
     Column("ts", Float, nullable=False, index=True),
     Column("conversation", String(128), nullable=True, index=True),
     Column("view", String(128), nullable=True, index=True),
@@ -122,7 +124,8 @@ def _opt_str(name: str, value: object, max_len: int) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValueError(f"{name}: must be a string or None, not {type(value).__name__}")
+        # ValueError, like every other field check: callers catch one type and read the field name.
+        raise ValueError(f"{name}: must be a string or None, not {type(value).__name__}")  # noqa: TRY004
     if len(value) > max_len:
         raise ValueError(f"{name}: longer than {max_len} characters")
     return value
@@ -207,7 +210,7 @@ def _prepare(event: AuditEvent, preview_chars: int) -> _Row:
 class _Waiter:
     """Completion of one queued event, for an asyncio caller or a blocking one."""
 
-    __slots__ = ("loop", "future", "done", "error")
+    __slots__ = ("done", "error", "future", "loop")
 
     def __init__(
         self,
@@ -244,7 +247,9 @@ class AuditLog:
     def __init__(self, engine_or_url: Engine | str, *, preview_chars: int = PREVIEW_CHARS) -> None:
         if isinstance(engine_or_url, str):
             if engine_or_url.startswith("sqlite:///"):
-                Path(engine_or_url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                Path(engine_or_url.removeprefix("sqlite:///")).expanduser().parent.mkdir(
+                    parents=True, exist_ok=True
+                )
             self.engine = create_engine(engine_or_url)
             self._owns_engine = True
         else:
@@ -275,7 +280,12 @@ class AuditLog:
             self._queue.put(item)
 
     async def record(self, event: AuditEvent) -> None:
-        """Queue the event and return once it is committed (raises if the commit failed)."""
+        """Queue the event and return once it is committed (raises if the commit failed).
+
+        The event is queued when this coroutine starts running, so concurrent callers
+        are written in the order their ``record`` calls began. If the awaiting task is
+        cancelled, the event is still written.
+        """
         row = _prepare(event, self.preview_chars)
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
@@ -306,6 +316,10 @@ class AuditLog:
         if not done.wait(timeout):
             raise TimeoutError("the audit log did not drain in time")
 
+    async def drain(self) -> None:
+        """:meth:`flush` for event-loop code, without blocking the loop."""
+        await asyncio.to_thread(self.flush)
+
     def close(self, timeout: float | None = 30.0) -> None:
         """Write everything queued, then stop the writer. Safe to call twice."""
         with self._lock:
@@ -317,7 +331,7 @@ class AuditLog:
         if self._owns_engine:
             self.engine.dispose()
 
-    def __enter__(self) -> AuditLog:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -417,7 +431,9 @@ class AuditLog:
         keys = list(wanted)
         for start in range(0, len(keys), 500):  # stay under any driver's bound-parameter limit
             chunk = keys[start : start + 500]
-            present.update(conn.scalars(select(audit_payloads.c.sha256).where(audit_payloads.c.sha256.in_(chunk))))
+            present.update(
+                conn.scalars(select(audit_payloads.c.sha256).where(audit_payloads.c.sha256.in_(chunk)))
+            )
         self._remember(present)
         return [p for sha, p in wanted.items() if sha not in present]
 

@@ -1,0 +1,415 @@
+"""The audit trail: durable, ordered, deduplicated, filterable, portable SQL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, event, func, select
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.schema import CreateIndex, CreateTable
+
+from mcp_apps_host.store.audit import (
+    AuditEvent,
+    AuditLog,
+    audit_events,
+    audit_payloads,
+    canonical_json,
+    payload_sha256,
+)
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'audit.db'}"
+
+
+@pytest.fixture
+def audit(db_url: str):
+    log = AuditLog(db_url)
+    yield log
+    log.close()
+
+
+def ev(n: int, **kw) -> AuditEvent:
+    base = {
+        "direction": "view->host",
+        "method": "tools/call",
+        "server": "s1",
+        "view": "v1",
+        "conversation": "c1",
+        "msg_id": n,
+        "payload": {"n": n},
+    }
+    base.update(kw)
+    return AuditEvent(**base)
+
+
+def test_record_is_committed_when_it_returns(audit: AuditLog, db_url: str):
+    asyncio.run(audit.record(ev(0)))
+    # A separate connection (no shared pool) already sees it.
+    with sqlite3.connect(db_url.removeprefix("sqlite:///")) as conn:
+        assert conn.execute("select count(*) from audit_events").fetchone()[0] == 1
+
+
+def test_writer_connection_is_crash_safe(tmp_path: Path):
+    """WAL and synchronous=FULL on the writer, even on an engine made without them."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'plain.db'}")
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    log = AuditLog(engine)
+    try:
+        asyncio.run(log.record(ev(1)))
+    finally:
+        log.close()
+        engine.dispose()
+    assert "PRAGMA synchronous=FULL" in seen
+    with sqlite3.connect(tmp_path / "plain.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_order_is_kept_across_record_and_record_nowait(audit: AuditLog):
+    async def main() -> None:
+        for n in range(300):
+            if n % 3 == 0:
+                audit.record_nowait(ev(n))
+            else:
+                await audit.record(ev(n))
+        # Concurrent callers: in the order their record() calls start running.
+        await asyncio.gather(*(audit.record(ev(n)) for n in range(300, 600)))
+        for n in range(600, 700):
+            audit.record_nowait(ev(n))
+
+    asyncio.run(main())
+    audit.flush()
+    rows = audit.query(limit=None)
+    assert [r["id"] for r in rows] == list(range(700))
+    assert [r["seq"] for r in rows] == sorted(r["seq"] for r in rows)
+
+
+def test_burst_is_group_committed(audit: AuditLog):
+    commits = []
+    event.listen(audit.engine, "commit", lambda conn: commits.append(1))
+
+    async def main() -> None:
+        await asyncio.gather(*(audit.record(ev(n)) for n in range(2000)))
+
+    asyncio.run(main())
+    assert len(audit.query(limit=None)) == 2000
+    # One transaction per event would be 2000 commits.
+    assert len(commits) < 200, len(commits)
+
+
+def test_filters(audit: AuditLog):
+    async def main() -> None:
+        await audit.record(ev(1, view="a", server="s1"))
+        await audit.record(ev(2, view="b", server="s2", conversation="c2"))
+        await audit.record(ev(3, view="a", direction="host->view", method="ui/notifications/tool-result"))
+        await audit.record(ev(4, view="a", decision="refused", reason="visibility excludes app"))
+        await audit.record(ev(5, view="a", direction="model->host", ts=1000.0))
+
+    asyncio.run(main())
+    assert [r["id"] for r in audit.query(view="a")] == [1, 3, 4, 5]
+    assert [r["id"] for r in audit.query(server="s2")] == [2]
+    assert [r["id"] for r in audit.query(conversation="c2")] == [2]
+    assert [r["id"] for r in audit.query(direction="host->view")] == [3]
+    assert [r["id"] for r in audit.query(decision="refused")] == [4]
+    assert audit.query(decision="refused")[0]["reason"] == "visibility excludes app"
+    assert [r["id"] for r in audit.query(method="ui/notifications/tool-result")] == [3]
+    assert [r["id"] for r in audit.query(since=2000.0, view="a")] == [1, 3, 4]
+    assert [r["id"] for r in audit.query(view="a", limit=2)] == [1, 3]
+    first = audit.query(limit=2)
+    assert [r["id"] for r in audit.query(after_id=first[-1]["seq"])] == [3, 4, 5]
+
+
+def test_msg_id_keeps_its_type(audit: AuditLog):
+    async def main() -> None:
+        await audit.record(ev(0, msg_id=0))
+        await audit.record(ev(0, msg_id="0"))
+        await audit.record(ev(0, msg_id=None))
+
+    asyncio.run(main())
+    ids = [r["id"] for r in audit.query()]
+    assert ids == [0, "0", None]
+    assert type(ids[0]) is int and type(ids[1]) is str
+
+
+def test_payload_is_stored_once(audit: AuditLog):
+    payload = {"b": [1, 2, 3], "a": "same"}
+
+    async def main() -> None:
+        await audit.record(ev(1, payload=payload))
+        await audit.record(ev(2, payload={"a": "same", "b": [1, 2, 3]}))  # same JSON, other key order
+        await audit.record(ev(3, payload={"other": True}))
+
+    asyncio.run(main())
+    with audit.engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(audit_payloads)) == 2
+        assert conn.scalar(select(func.count()).select_from(audit_events)) == 3
+    rows = audit.query()
+    assert rows[0]["payload_sha256"] == rows[1]["payload_sha256"] == payload_sha256(payload)
+    assert audit.payload(rows[0]["payload_sha256"]) == payload
+
+
+def test_payload_dedup_survives_a_new_log(db_url: str):
+    for _ in range(2):
+        log = AuditLog(db_url)
+        asyncio.run(log.record(ev(1, payload={"x": 1})))
+        log.close()
+    log = AuditLog(db_url)
+    try:
+        with log.engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(audit_payloads)) == 1
+        assert len(log.query()) == 2
+    finally:
+        log.close()
+
+
+def test_big_payload_truncated_in_timeline_and_whole_in_store(db_url: str):
+    log = AuditLog(db_url, preview_chars=50)
+    big = {"data": "x" * 10_000}
+    small = {"k": "v"}
+    try:
+        asyncio.run(log.record(ev(1, payload=big)))
+        asyncio.run(log.record(ev(2, payload=small)))
+        rows = log.query()
+        assert rows[0]["payload_truncated"] is True
+        assert len(rows[0]["payload"]) == 51 and rows[0]["payload"].endswith("\u2026")
+        assert rows[0]["payload"][:50] == canonical_json(big)[:50]
+        assert log.payload(rows[0]["payload_sha256"]) == big
+        assert rows[1]["payload_truncated"] is False and rows[1]["payload"] == '{"k":"v"}'
+        with log.engine.connect() as conn:
+            size = conn.scalar(
+                select(audit_payloads.c.size).where(audit_payloads.c.sha256 == rows[0]["payload_sha256"])
+            )
+        assert size == len(canonical_json(big).encode())
+    finally:
+        log.close()
+
+
+def test_canonical_json_hash():
+    assert canonical_json({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
+    assert payload_sha256({"b": 1, "a": 2}) == payload_sha256({"a": 2, "b": 1})
+    with pytest.raises(ValueError, match="payload"):
+        canonical_json(float("nan"))
+    with pytest.raises(ValueError, match="payload"):
+        canonical_json({"s": {1, 2}})
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"direction": "view-to-host"}, "direction"),
+        ({"direction": "host->model"}, "direction"),
+        ({"decision": "maybe"}, "decision"),
+        ({"decision": "refused", "reason": None}, "reason"),
+        ({"server": 5}, "server"),
+        ({"ts": float("inf")}, "ts"),
+        ({"msg_id": {1, 2}}, "payload"),
+    ],
+)
+def test_bad_events_rejected(kwargs, field):
+    with pytest.raises(ValueError, match=f"^{field}"):
+        ev(1, **kwargs)
+
+
+def test_bad_filters_rejected(audit: AuditLog):
+    with pytest.raises(ValueError, match="^direction"):
+        audit.query(direction="sideways")
+    with pytest.raises(ValueError, match="^decision"):
+        list(audit.export_jsonl(decision="ok"))
+
+
+def test_unserialisable_payload_rejected_at_record(audit: AuditLog):
+    with pytest.raises(ValueError, match="payload"):
+        audit.record_nowait(ev(1, payload={"x": object()}))
+    audit.flush()
+    assert audit.query() == []
+
+
+def test_export_jsonl(audit: AuditLog):
+    async def main() -> None:
+        for n in range(5):
+            await audit.record(ev(n, view="a" if n % 2 else "b", decision="allowed" if n == 3 else None))
+
+    asyncio.run(main())
+    lines = list(audit.export_jsonl(view="a", page=1))  # page=1 exercises paging
+    assert all(line.endswith("\n") for line in lines)
+    objs = [json.loads(line) for line in lines]
+    assert [o["id"] for o in objs] == [1, 3]
+    required = {
+        "ts",
+        "conversation",
+        "view",
+        "server",
+        "direction",
+        "method",
+        "id",
+        "decision",
+        "reason",
+        "payload",
+    }
+    assert required <= set(objs[0])
+    assert objs[1]["decision"] == "allowed" and objs[0]["decision"] is None
+    assert json.loads(objs[0]["payload"]) == {"n": 1}
+
+
+def test_closed_log_refuses_and_close_drains(db_url: str):
+    log = AuditLog(db_url)
+    for n in range(500):
+        log.record_nowait(ev(n))
+    log.close()
+    log.close()  # twice is fine
+    with pytest.raises(RuntimeError, match="closed"):
+        log.record_nowait(ev(1))
+    again = AuditLog(db_url)
+    try:
+        assert len(again.query(limit=None)) == 500
+    finally:
+        again.close()
+
+
+def test_drain_makes_nowait_events_visible(audit: AuditLog):
+    async def main() -> list[dict]:
+        for n in range(50):
+            audit.record_nowait(ev(n))
+        await audit.drain()
+        return audit.query(limit=None)
+
+    assert len(asyncio.run(main())) == 50
+
+
+def test_record_blocking(audit: AuditLog):
+    audit.record_blocking(ev(7))
+    assert [r["id"] for r in audit.query()] == [7]
+
+
+def test_failed_commit_reaches_the_caller(audit: AuditLog):
+    with audit.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE audit_events")
+    with pytest.raises(Exception, match="audit_events"):
+        asyncio.run(audit.record(ev(1)))
+
+
+def test_sql_is_portable_to_postgresql(audit: AuditLog):
+    """Every statement the log runs, bar the SQLite pragmas, compiles for PostgreSQL
+    and uses no SQLite-only SQL."""
+    statements = []
+    raw = []
+
+    @event.listens_for(audit.engine, "before_execute")
+    def _capture(conn, clauseelement, multiparams, params, execution_options):
+        statements.append(clauseelement)
+
+    @event.listens_for(audit.engine, "before_cursor_execute")
+    def _capture_sql(conn, cursor, statement, parameters, context, executemany):
+        raw.append(statement)
+
+    async def main() -> None:
+        await asyncio.gather(*(audit.record(ev(n, payload={"n": n % 3})) for n in range(20)))
+
+    asyncio.run(main())
+    audit.query(
+        view="v1",
+        server="s1",
+        conversation="c1",
+        direction="view->host",
+        decision="allowed",
+        method="m",
+        since=1.0,
+        until=2.0,
+        after_id=3,
+        limit=5,
+    )
+    list(audit.export_jsonl())
+    audit.payload(payload_sha256({"n": 1}))
+    assert statements and raw
+    pg = postgresql.dialect()
+    for stmt in statements:
+        if isinstance(stmt, str):
+            continue
+        str(stmt.compile(dialect=pg))  # raises if PostgreSQL cannot express it
+    for table in (audit_events, audit_payloads):
+        str(CreateTable(table).compile(dialect=pg))
+        for index in table.indexes:
+            str(CreateIndex(index).compile(dialect=pg))
+    sqlite_only = (
+        "INSERT OR",
+        "REPLACE INTO",
+        "ROWID",
+        "SQLITE_",
+        "AUTOINCREMENT",
+        "GLOB",
+        "JSON_EXTRACT",
+        "STRFTIME",
+        "DATETIME(",
+        "LIMIT -1",
+    )
+    for sql in raw:
+        upper = sql.upper()
+        if upper.startswith("PRAGMA"):
+            continue
+        assert not any(word in upper for word in sqlite_only), sql
+
+
+def test_survives_kill_9(tmp_path: Path):
+    """Every event acknowledged by `await record()` is on disk after SIGKILL mid-burst."""
+    db = tmp_path / "killed.db"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    child = subprocess.Popen(
+        [sys.executable, str(HERE / "audit_kill_child.py"), str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    acked: list[int] = []
+    buffer = b""
+    deadline = time.monotonic() + 60
+    try:
+        assert child.stdout is not None
+        fd = child.stdout.fileno()
+        while len(acked) < 3000:
+            if time.monotonic() > deadline or child.poll() is not None:
+                raise AssertionError(
+                    f"child did not ack enough events: {child.stderr.read().decode()[-2000:]}"
+                )
+            chunk = os.read(fd, 65536)
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            acked.extend(int(line) for line in lines if line)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)  # mid-burst: events are still being queued and committed
+        out, _err = child.communicate(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    # Lines printed before the kill count; a half-written last line does not.
+    buffer += out
+    *lines, _partial = buffer.split(b"\n")
+    acked.extend(int(line) for line in lines if line)
+
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored = [int(row[0]) for row in conn.execute("select msg_id from audit_events order by id")]
+        payloads = {row[0] for row in conn.execute("select sha256 from audit_payloads")}
+        missing_payloads = conn.execute(
+            "select count(*) from audit_events e left join audit_payloads p on p.sha256 = e.payload_sha256 "
+            "where p.sha256 is null"
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    lost = set(acked) - set(stored)
+    assert not lost, f"{len(lost)} acknowledged events lost, e.g. {sorted(lost)[:10]}"
+    # One writer commits in queue order, so what survived is a gap-free prefix of what was queued.
+    assert stored == list(range(len(stored)))
+    assert len(stored) >= len(acked)
+    assert missing_payloads == 0 and payloads
