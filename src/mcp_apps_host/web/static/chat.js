@@ -1,0 +1,280 @@
+// The conversation column: notices, the person's lines, and one card per tool call
+// (arguments, status, progress + Cancel, duration, result). Server data is only ever
+// rendered as text; images only from data: URLs built here.
+
+import { el, jsonDetails, formatDuration, nearBottom } from "./dom.js";
+import { renderContent } from "./content.js";
+
+let send = () => false;
+let scroller, inner;
+let pinned = true; // follow new content while the person is at the bottom
+let lastTop = 0;
+const cards = new Map(); // callId -> {card, started, ...parts}
+let ticker = null;
+
+export function initChat(sendFn) {
+  send = sendFn;
+  scroller = document.querySelector("[data-testid=conversation]");
+  inner = scroller.querySelector(".conversation-inner");
+  scroller.addEventListener("scroll", () => {
+    // Only a scroll *up* unpins. Content growing below does not move scrollTop, and a scroll
+    // event that fires after such growth must not be read as the person leaving the bottom.
+    const top = scroller.scrollTop;
+    if (top < lastTop - 2) pinned = nearBottom(scroller);
+    else if (nearBottom(scroller)) pinned = true;
+    lastTop = top;
+  }, { passive: true });
+  // Views resize after they load; stay at the bottom if the person was there.
+  new ResizeObserver(() => { if (pinned) scroller.scrollTop = scroller.scrollHeight; }).observe(inner);
+}
+
+function add(node) {
+  inner.querySelector(".empty-state")?.remove();
+  inner.append(node);
+  if (pinned) scroller.scrollTop = scroller.scrollHeight;
+  return node;
+}
+
+export function notice(msg) {
+  const level = msg.level === "error" ? "error" : "info";
+  add(el("div", { class: `notice notice-${level}`, "data-testid": "notice", "data-level": level, role: level === "error" ? "alert" : null },
+    el("span", { class: "notice-icon", "aria-hidden": "true" }, level === "error" ? "!" : "i"),
+    // Multi-line notices (help, usage) are usually laid out in columns: keep them aligned.
+    el("span", { class: `notice-text${String(msg.text ?? "").includes("\n") ? " multiline" : ""}` }, String(msg.text ?? "")),
+  ));
+}
+
+/** The person's own line, shown as sent. */
+export function personLine(text) {
+  add(el("div", { class: "person-line", "data-testid": "chat-line" }, el("div", { class: "bubble" }, text)));
+}
+
+/** Host → page `chat-message`: a message a view put into the conversation (already allowed). */
+export function chatMessage(msg) {
+  const role = msg.role === "user" ? "user" : "assistant";
+  add(el("div", { class: `view-said view-said-${role}`, "data-testid": "chat-message", "data-role": role, "data-view": msg.view },
+    el("div", { class: "view-said-caption" }, el("span", { class: "server-chip" }, String(msg.source ?? "")), " sent from its view"),
+    el("div", { class: "bubble" }, String(msg.text ?? ""))));
+}
+
+export function callStarted(msg) {
+  const known = cards.get(msg.callId);
+  if (known) {
+    // The card was drawn early for its view (see callSlot); now the call itself started.
+    known.args.replaceWith((known.args = jsonDetails("Arguments", msg.arguments ?? {}, { testid: "call-arguments" })));
+    known.card.dataset.source = msg.source === "view" ? "view" : "person";
+    known.started = performance.now();
+    return;
+  }
+  const status = el("span", { class: "status status-running", "data-testid": "call-status" }, "Running");
+  const duration = el("span", { class: "duration", "data-testid": "call-duration" });
+  const cancel = el("button", {
+    type: "button", class: "btn btn-small btn-ghost call-cancel", "data-testid": "call-cancel",
+    onclick: () => {
+      if (send({ type: "cancel", callId: msg.callId })) {
+        cancel.disabled = true;
+        cancel.textContent = "Cancelling…";
+      }
+    },
+  }, "Cancel");
+  const fill = el("div", { class: "progress-fill" });
+  const progressText = el("span", { class: "progress-text" });
+  const progress = el("div", { class: "progress", "data-testid": "call-progress", hidden: true },
+    el("div", { class: "progress-track", role: "progressbar", "aria-label": "Progress" }, fill), progressText);
+  const result = el("div", { class: "call-result", "data-testid": "call-result" });
+  const views = el("div", { class: "call-views" });
+  const source = msg.source === "view" ? "view" : "person";
+  const args = jsonDetails("Arguments", msg.arguments ?? {}, { testid: "call-arguments" });
+
+  const card = el("article", {
+    class: "call", "data-testid": "call", "data-call-id": msg.callId, "data-state": "running", "data-source": source,
+    "data-server": msg.server, "data-tool": msg.tool,
+  },
+  el("header", { class: "call-head" },
+    el("span", { class: "call-icon", "aria-hidden": "true" }),
+    el("span", { class: "call-title" },
+      el("span", { class: "server-chip" }, String(msg.server ?? "")), el("span", { class: "sep" }, "·"), el("code", {}, String(msg.tool ?? ""))),
+    source === "view" ? el("span", { class: "badge badge-muted", title: "Called by a view" }, "from view") : null,
+    el("span", { class: "spacer" }),
+    duration,
+    status,
+    cancel,
+  ),
+  args,
+  progress,
+  result,
+  views,
+  );
+  cards.set(msg.callId, { card, status, duration, cancel, progress, fill, progressText, result, views, args, started: performance.now() });
+  add(card);
+  startTicker();
+}
+
+export function callProgress(msg) {
+  const c = cards.get(msg.callId);
+  if (!c || c.card.dataset.state !== "running") return;
+  c.progress.hidden = false;
+  const track = c.fill.parentElement;
+  const total = typeof msg.total === "number" && msg.total > 0 ? msg.total : null;
+  if (total !== null && typeof msg.progress === "number") {
+    const pct = Math.max(0, Math.min(100, (msg.progress / total) * 100));
+    c.progress.classList.remove("indeterminate");
+    c.fill.style.width = `${pct}%`;
+    track.setAttribute("aria-valuenow", String(Math.round(pct)));
+    track.setAttribute("aria-valuemin", "0");
+    track.setAttribute("aria-valuemax", "100");
+  } else {
+    // No total: the server only says it is still working.
+    c.progress.classList.add("indeterminate");
+    c.fill.style.width = "";
+    track.removeAttribute("aria-valuenow");
+  }
+  const parts = [];
+  if (msg.message) parts.push(String(msg.message));
+  if (typeof msg.progress === "number") parts.push(total !== null ? `${msg.progress} / ${total}` : String(msg.progress));
+  c.progressText.textContent = parts.join(" — ");
+}
+
+function finish(c, state, label, durationMs) {
+  c.card.dataset.state = state;
+  c.status.className = `status status-${state}`;
+  c.status.textContent = label;
+  c.cancel.remove();
+  c.progress.hidden = true;
+  c.duration.textContent = formatDuration(durationMs);
+}
+
+export function callFinished(msg) {
+  const c = cards.get(msg.callId);
+  if (!c) return;
+  const isError = msg.isError === true || (msg.result && msg.result.isError === true);
+  finish(c, isError ? "error" : "done", isError ? "Error" : "Done", msg.durationMs);
+  c.result.replaceChildren(...renderContent(msg.result || {}, isError));
+}
+
+export function callFailed(msg) {
+  const c = cards.get(msg.callId);
+  if (!c) return;
+  const cancelled = msg.cancelled === true;
+  finish(c, cancelled ? "cancelled" : "failed", cancelled ? "Cancelled" : "Failed", msg.durationMs);
+  c.result.replaceChildren(el("div", { class: cancelled ? "call-cancelled" : "call-error", "data-testid": "call-error" }, String(msg.error ?? (cancelled ? "Cancelled." : "Failed."))));
+}
+
+/** The WebSocket closed: the host cancels a tab's calls with its connection. */
+export function callsLost() {
+  for (const [callId, c] of cards) {
+    if (c.card.dataset.state === "running") {
+      callFailed({ callId, error: "The connection to the host was lost; this call was cancelled.", cancelled: false });
+    }
+  }
+}
+
+/** Where a view for this call goes (after the card's result). The host may mount a view
+ *  before it reports the call started; then the card is drawn now and filled in later,
+ *  because moving an iframe to another parent afterwards would reload it. */
+export function callSlot(callId, { server, tool } = {}) {
+  if (!cards.has(callId)) callStarted({ callId, server, tool, arguments: {}, source: "person" });
+  return cards.get(callId).views;
+}
+
+/** Live "elapsed" on running cards, so a slow call visibly is still running. */
+function startTicker() {
+  if (ticker) return;
+  ticker = setInterval(() => {
+    let running = 0;
+    for (const c of cards.values()) {
+      if (c.card.dataset.state !== "running") continue;
+      running++;
+      const ms = performance.now() - c.started;
+      if (ms > 1000) c.duration.textContent = `${Math.floor(ms / 1000)} s`;
+    }
+    if (!running) {
+      clearInterval(ticker);
+      ticker = null;
+    }
+  }, 500);
+}
+
+// ---- the chat box ----
+
+const HISTORY_KEY = "mcp-apps-host.history";
+const HISTORY_MAX = 50;
+
+export function initChatBox() {
+  const form = document.querySelector("[data-testid=composer]");
+  const input = document.querySelector("[data-testid=chat-input]");
+  let history = loadHistory();
+  let cursor = history.length; // == length: editing a new line
+  let draft = "";
+
+  const autosize = () => {
+    input.style.height = "auto";
+    input.style.height = `${Math.min(input.scrollHeight, 200)}px`;
+  };
+  const setText = (text) => {
+    input.value = text;
+    autosize();
+    input.setSelectionRange(text.length, text.length);
+  };
+
+  const submit = () => {
+    const text = input.value;
+    if (!text.trim()) return;
+    if (!send({ type: "chat", text })) {
+      notice({ level: "error", text: "Not connected to the host; your line was kept in the box." });
+      return;
+    }
+    personLine(text);
+    if (history[history.length - 1] !== text) history.push(text);
+    history = history.slice(-HISTORY_MAX);
+    saveHistory(history);
+    cursor = history.length;
+    draft = "";
+    setText("");
+    pinned = true;
+    scroller.scrollTop = scroller.scrollHeight;
+  };
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    submit();
+  });
+  input.addEventListener("input", autosize);
+  input.addEventListener("keydown", (e) => {
+    if (e.isComposing) return; // an IME is composing; Enter picks the candidate
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      submit();
+    } else if (e.key === "ArrowUp" && input.selectionStart === 0 && input.selectionEnd === 0 && cursor > 0) {
+      // Only at the very start, so ArrowUp still moves between lines of a multi-line text.
+      e.preventDefault();
+      if (cursor === history.length) draft = input.value;
+      cursor--;
+      setText(history[cursor]);
+      input.setSelectionRange(0, 0);
+    } else if (e.key === "ArrowDown" && cursor < history.length && input.selectionStart === input.value.length) {
+      e.preventDefault();
+      cursor++;
+      setText(cursor === history.length ? draft : history[cursor]);
+    } else if (e.key === "Escape") {
+      input.blur();
+    }
+  });
+}
+
+function loadHistory() {
+  try {
+    const h = JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]");
+    return Array.isArray(h) ? h.filter((x) => typeof x === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function saveHistory(h) {
+  try {
+    localStorage.setItem(HISTORY_KEY, JSON.stringify(h));
+  } catch {
+    // History is a convenience; without storage it lasts for this page only.
+  }
+}

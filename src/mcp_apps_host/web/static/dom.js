@@ -1,0 +1,59 @@
+// Small DOM helpers shared by the renderers. Text always goes in as text nodes:
+// nothing a server or view sends is ever parsed as HTML.
+
+/**
+ * el("div", {class: "x", dataset: {state: "a"}, onclick: fn}, "text", childNode)
+ * Attributes are set with setAttribute; `on*` keys add listeners; strings become text nodes.
+ */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on") && typeof value === "function") {
+      node.addEventListener(key.slice(2), value);
+    } else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(node, children);
+  return node;
+}
+
+function append(node, children) {
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    if (Array.isArray(child)) append(node, child);
+    else node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** Pretty JSON for display; never throws. */
+export function prettyJSON(value) {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** A collapsible JSON block: <details><summary>label</summary><pre>json</pre></details>. */
+export function jsonDetails(label, value, { open = false, testid } = {}) {
+  return el(
+    "details",
+    { class: "json", open, "data-testid": testid },
+    el("summary", {}, label),
+    el("pre", { class: "code" }, prettyJSON(value)),
+  );
+}
+
+export function formatDuration(ms) {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+  const minutes = Math.floor(ms / 60000);
+  return `${minutes} min ${Math.round((ms % 60000) / 1000)} s`;
+}
+
+/** Keep a scroll container pinned to the bottom if it already was. */
+export function nearBottom(scroller, slack = 80) {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < slack;
+}

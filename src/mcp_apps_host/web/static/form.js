@@ -1,0 +1,197 @@
+// The tool picker: a dialog with a form generated from the tool's inputSchema, a "JSON"
+// toggle to edit the raw arguments, and submit → `call` to the host.
+
+import { el, prettyJSON } from "./dom.js";
+import { buildObjectFields, FieldError } from "./fields.js";
+
+let send = () => false;
+let overlay = null; // backdrop + dialog, built once
+let panel = null;
+let returnFocus = null;
+let state = null; // {server, tool, schema, fields, json: bool}
+
+export function initForm(sendFn) {
+  send = sendFn;
+}
+
+// A plain overlay rather than a native modal <dialog>: a modal dialog makes the rest of
+// the page inert, and a consent question arriving meanwhile must stay answerable.
+function ensureOverlay() {
+  if (overlay) return;
+  panel = el("div", { class: "picker", "data-testid": "picker", role: "dialog", "aria-modal": "true", "aria-labelledby": "picker-title" });
+  overlay = el("div", { class: "picker-backdrop", hidden: true }, panel);
+  overlay.addEventListener("mousedown", (e) => { if (e.target === overlay) closePicker(); });
+  panel.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      closePicker();
+    } else if (e.key === "Tab") trapTab(e);
+  });
+  document.body.append(overlay);
+}
+
+export function pickerOpen() {
+  return !!overlay && !overlay.hidden;
+}
+
+export function closePicker() {
+  if (!pickerOpen()) return;
+  overlay.hidden = true;
+  panel.replaceChildren();
+  state = null;
+  if (returnFocus && returnFocus.isConnected) returnFocus.focus();
+}
+
+function trapTab(e) {
+  const items = [...panel.querySelectorAll("button:not([disabled]), input, select, textarea, summary, [tabindex]:not([tabindex='-1'])")]
+    .filter((n) => n.offsetParent !== null);
+  if (!items.length) return;
+  const first = items[0];
+  const last = items[items.length - 1];
+  if (e.shiftKey && document.activeElement === first) {
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && document.activeElement === last) {
+    e.preventDefault();
+    first.focus();
+  }
+}
+
+/** Open the picker for one tool: {server, tool: {name, title, description, inputSchema}}. */
+export function openToolForm(server, tool) {
+  ensureOverlay();
+  if (!pickerOpen()) returnFocus = document.activeElement;
+  const schema = tool.inputSchema && typeof tool.inputSchema === "object" ? tool.inputSchema : { type: "object" };
+  state = { server, tool: tool.name, schema, fields: null, json: false };
+
+  const body = el("div", { class: "picker-body" });
+  const error = el("div", { class: "form-error", "data-testid": "picker-error", role: "alert", hidden: true });
+  const toggle = el("button", {
+    type: "button", class: "btn btn-ghost btn-small", "data-testid": "picker-json-toggle", "aria-pressed": "false",
+    onclick: () => toggleJSON(body, toggle, error),
+  }, "{ } JSON");
+  const form = el("form", { class: "picker-form", "data-testid": "picker-form" },
+    el("header", { class: "picker-head" },
+      el("div", {},
+        el("h2", { id: "picker-title" }, tool.title || tool.name),
+        el("div", { class: "picker-sub" }, el("span", { class: "server-chip" }, server), " · ", el("code", {}, tool.name)),
+      ),
+      el("button", { type: "button", class: "icon-btn", "aria-label": "Close", title: "Close (Esc)", onclick: closePicker }, "×"),
+    ),
+    tool.description ? el("p", { class: "picker-desc" }, tool.description) : null,
+    body,
+    error,
+    el("footer", { class: "picker-foot" },
+      toggle,
+      el("span", { class: "spacer" }),
+      el("button", { type: "button", class: "btn btn-ghost", onclick: closePicker }, "Cancel"),
+      el("button", { type: "submit", class: "btn btn-primary", "data-testid": "picker-submit" }, "Run tool"),
+    ),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    submit(form, error);
+  });
+
+  showFields(body, undefined);
+  panel.replaceChildren(form);
+  overlay.hidden = false;
+  const first = body.querySelector("input, select, textarea");
+  (first || panel.querySelector("[data-testid=picker-submit]")).focus();
+}
+
+function showFields(body, values) {
+  state.fields = buildObjectFields(state.schema, values);
+  body.replaceChildren(
+    state.fields.names.length ? state.fields.node : el("p", { class: "muted" }, "This tool takes no arguments."),
+  );
+}
+
+function showJSON(body, value) {
+  const area = el("textarea", { class: "input code json-args", "data-testid": "picker-json", rows: 10, spellcheck: "false", "aria-label": "Arguments as JSON" });
+  area.value = prettyJSON(value);
+  body.replaceChildren(area);
+  area.focus();
+}
+
+function toggleJSON(body, toggle, error) {
+  hideError(error);
+  try {
+    if (!state.json) {
+      showJSON(body, state.fields.read());
+      state.json = true;
+    } else {
+      const value = parseJSONArgs(body);
+      const unknown = Object.keys(value).filter((k) => !state.fields.names.includes(k));
+      if (unknown.length) {
+        // The form can only show schema properties; switching would silently drop these.
+        showError(error, `Not in the schema, so the form can't show them: ${unknown.join(", ")}. Stay in JSON to keep them.`);
+        return;
+      }
+      showFields(body, value);
+      state.json = false;
+    }
+  } catch (err) {
+    reportFieldError(err, error);
+    return;
+  }
+  toggle.setAttribute("aria-pressed", String(state.json));
+  toggle.classList.toggle("active", state.json);
+}
+
+function parseJSONArgs(body) {
+  const area = body.querySelector("[data-testid=picker-json]");
+  let value;
+  try {
+    value = area.value.trim() === "" ? {} : JSON.parse(area.value);
+  } catch (err) {
+    throw new FieldError(`Arguments are not valid JSON: ${err.message}`, area);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new FieldError("Arguments must be a JSON object, like {\"name\": \"value\"}.", area);
+  }
+  return value;
+}
+
+function submit(form, error) {
+  hideError(error);
+  let args;
+  try {
+    if (state.json) args = parseJSONArgs(form);
+    else {
+      if (!form.reportValidity()) return;
+      args = state.fields.read();
+    }
+  } catch (err) {
+    reportFieldError(err, error);
+    return;
+  }
+  const ok = send({ type: "call", server: state.server, tool: state.tool, arguments: args });
+  if (!ok) {
+    showError(error, "Not connected to the host. The call was not sent; try again when the connection is back.");
+    return;
+  }
+  closePicker();
+}
+
+function reportFieldError(err, error) {
+  if (!(err instanceof FieldError)) throw err;
+  showError(error, err.message);
+  if (err.input) {
+    err.input.setCustomValidity(err.message);
+    err.input.reportValidity();
+    err.input.focus();
+    err.input.addEventListener("input", () => err.input.setCustomValidity(""), { once: true });
+  }
+}
+
+function showError(error, text) {
+  error.textContent = text;
+  error.hidden = false;
+}
+
+function hideError(error) {
+  error.hidden = true;
+  error.textContent = "";
+}

@@ -1,0 +1,86 @@
+// Boot: connect to the host, say hello, and route each host frame to its renderer.
+
+import { HostSocket } from "./socket.js";
+import { initThemeToggle, currentTheme, applyHostTheme } from "./theme.js";
+import { renderServers } from "./servers.js";
+import { initForm, pickerOpen } from "./form.js";
+import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost } from "./chat.js";
+import { initViews, viewMount, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewsLost } from "./views.js";
+import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./consent.js";
+import { showBanner, hideBanner } from "./banner.js";
+
+const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
+
+function hello() {
+  return {
+    type: "hello",
+    theme: currentTheme(),
+    locale: navigator.language,
+    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    userAgent: navigator.userAgent,
+    touch: matchMedia("(pointer: coarse)").matches,
+    hover: matchMedia("(hover: hover)").matches,
+    viewportWidth: window.innerWidth,
+  };
+}
+
+let connected = false;
+function onStatus(s) {
+  if (s.state === "open") {
+    connected = true;
+    hideBanner();
+  } else if (s.state === "closed") {
+    if (connected) {
+      // The host's state for a tab lives and dies with its connection (a new one starts afresh).
+      connected = false;
+      viewsLost();
+      callsLost();
+      consentsLost();
+    }
+    showBanner(s, () => socket.retryNow());
+  }
+}
+
+const socket = new HostSocket(wsUrl, { onOpen: hello, onStatus });
+const send = (obj) => socket.send(obj);
+
+initThemeToggle((theme) => send({ type: "theme", theme }));
+initForm(send);
+initChat(send);
+initChatBox();
+initViews(send);
+initConsent(send);
+
+const routes = {
+  servers: renderServers,
+  notice,
+  "chat-message": chatMessage,
+  "call-started": callStarted,
+  "call-progress": callProgress,
+  "call-finished": callFinished,
+  "call-failed": callFailed,
+  "view-mount": viewMount,
+  "view-post": viewPost,
+  "view-state": viewState,
+  "view-size": viewSize,
+  "view-log": viewLog,
+  "view-remove": viewRemove,
+  "view-context": viewContext,
+  "view-display-mode": viewDisplayMode,
+  consent,
+  "consent-dismiss": consentDismiss,
+  "open-link": openLink,
+  theme: applyHostTheme,
+};
+for (const [type, fn] of Object.entries(routes)) socket.on(type, fn);
+
+// "/" focuses the chat box from anywhere that is not itself a text field.
+document.addEventListener("keydown", (e) => {
+  if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || pickerOpen()) return;
+  const t = e.target;
+  if (t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  e.preventDefault();
+  document.querySelector("[data-testid=chat-input]").focus();
+});
+
+socket.connect();

@@ -1,0 +1,76 @@
+// The sidebar: every server with a status dot and its error, and its callable tools.
+// Clicking a tool opens the picker. Redrawn whole on each `servers` frame.
+
+import { el } from "./dom.js";
+import { openToolForm } from "./form.js";
+
+const STATUS_TEXT = { connecting: "Connecting", ready: "Ready", error: "Error", retrying: "Retrying" };
+const collapsed = new Set(); // server names the person folded; survives redraws
+
+export function renderServers(msg) {
+  const nav = document.querySelector("[data-testid=servers]");
+  const servers = Array.isArray(msg.servers) ? msg.servers : [];
+  // Keep keyboard focus on the same tool across a redraw.
+  const focused = document.activeElement && document.activeElement.closest("[data-testid=tool]");
+  const focusKey = focused ? `${focused.dataset.server}\u0000${focused.dataset.tool}` : null;
+
+  if (!servers.length) {
+    nav.replaceChildren(el("p", { class: "servers-empty" }, "No servers configured."));
+    return;
+  }
+  nav.replaceChildren(...servers.map(renderServer));
+
+  if (focusKey) {
+    for (const b of nav.querySelectorAll("[data-testid=tool]")) {
+      if (`${b.dataset.server}\u0000${b.dataset.tool}` === focusKey) b.focus();
+    }
+  }
+}
+
+function renderServer(server) {
+  const name = String(server.name ?? "");
+  const status = STATUS_TEXT[server.status] ? server.status : "error";
+  const tools = (Array.isArray(server.tools) ? server.tools : []).filter((t) => t && t.callable !== false);
+  const open = !collapsed.has(name);
+
+  const head = el("button", {
+    type: "button", class: "server-head", "aria-expanded": String(open),
+    onclick: () => {
+      if (collapsed.has(name)) collapsed.delete(name);
+      else collapsed.add(name);
+      const isOpen = !collapsed.has(name);
+      head.setAttribute("aria-expanded", String(isOpen));
+      list.hidden = !isOpen;
+    },
+  },
+  el("span", { class: `dot dot-${status}`, "data-testid": "server-status", title: STATUS_TEXT[status], "aria-label": STATUS_TEXT[status] }),
+  el("span", { class: "server-name" }, name),
+  server.transport ? el("span", { class: "server-transport" }, String(server.transport)) : null,
+  el("span", { class: "chev", "aria-hidden": "true" }),
+  );
+
+  const list = el("ul", { class: "tools", hidden: !open },
+    tools.length
+      ? tools.map((tool) => el("li", {}, renderTool(name, tool)))
+      : server.error ? null : el("li", { class: "tools-empty" }, status === "ready" ? "No tools" : STATUS_TEXT[status] + "…"),
+  );
+
+  return el("section", { class: "server", "data-testid": "server", "data-server": name, "data-status": status },
+    head,
+    server.error ? el("div", { class: "server-error", "data-testid": "server-error", role: "note" }, String(server.error)) : null,
+    list,
+  );
+}
+
+function renderTool(serverName, tool) {
+  const name = String(tool.name ?? "");
+  const title = tool.title ? String(tool.title) : name;
+  return el("button", {
+    type: "button", class: "tool", "data-testid": "tool", "data-server": serverName, "data-tool": name,
+    title: tool.description ? String(tool.description) : name,
+    onclick: () => openToolForm(serverName, tool),
+  },
+  el("span", { class: "tool-name" }, title),
+  tool.hasView ? el("span", { class: "badge", title: "Shows an interactive view" }, "view") : null,
+  );
+}

@@ -1,0 +1,112 @@
+// The one WebSocket between this tab and the Python host: JSON frames with a `type`,
+// a handler table, and reconnection with capped, jittered exponential backoff.
+
+const MIN_DELAY_MS = 500;
+const MAX_DELAY_MS = 15000;
+
+export class HostSocket {
+  /**
+   * @param {string} url  ws(s)://…/ws
+   * @param {{onOpen?: () => object, onStatus?: (s: object) => void}} hooks
+   *   onOpen returns the `hello` frame, which must be the first frame on every connection.
+   */
+  constructor(url, hooks = {}) {
+    this.url = url;
+    this.hooks = hooks;
+    this.handlers = new Map();
+    this.ws = null;
+    this.delay = MIN_DELAY_MS;
+    this.timer = null;
+    this.retryAt = 0;
+  }
+
+  on(type, fn) {
+    if (!this.handlers.has(type)) this.handlers.set(type, []);
+    this.handlers.get(type).push(fn);
+    return this;
+  }
+
+  get open() {
+    return this.ws !== null && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /** Send one frame. Returns false when it could not be sent; nothing is queued, because
+   *  the host's state for this tab starts afresh on each connection. */
+  send(obj) {
+    if (!this.open) return false;
+    let text;
+    try {
+      text = JSON.stringify(obj);
+    } catch (err) {
+      // A view can post values JSON cannot carry (cycles, BigInt); drop just that frame.
+      console.warn("frame not serialisable, dropped", err);
+      return false;
+    }
+    this.ws.send(text);
+    return true;
+  }
+
+  connect() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (this.ws) return;
+    this.status({ state: "connecting" });
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    ws.addEventListener("open", () => {
+      this.delay = MIN_DELAY_MS;
+      if (this.hooks.onOpen) this.send(this.hooks.onOpen());
+      this.status({ state: "open" });
+    });
+    ws.addEventListener("message", (event) => this.dispatch(event.data));
+    ws.addEventListener("close", (event) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.scheduleRetry(event.code);
+    });
+    // "error" is always followed by "close"; retrying is handled there.
+  }
+
+  /** Skip the wait and try again now (the banner's button). */
+  retryNow() {
+    if (this.ws) return;
+    this.delay = MIN_DELAY_MS;
+    this.connect();
+  }
+
+  scheduleRetry(code) {
+    const wait = this.delay * (0.8 + Math.random() * 0.4);
+    this.delay = Math.min(this.delay * 2, MAX_DELAY_MS);
+    this.retryAt = Date.now() + wait;
+    this.status({ state: "closed", code, retryAt: this.retryAt });
+    this.timer = setTimeout(() => this.connect(), wait);
+  }
+
+  dispatch(raw) {
+    let msg;
+    try {
+      msg = JSON.parse(raw);
+    } catch {
+      console.warn("non-JSON frame from host ignored");
+      return;
+    }
+    if (msg === null || typeof msg !== "object" || typeof msg.type !== "string") return;
+    const fns = this.handlers.get(msg.type);
+    if (!fns) {
+      console.debug("unhandled host frame", msg.type);
+      return;
+    }
+    for (const fn of fns) {
+      // One renderer failing must not stop the others or the socket.
+      try {
+        fn(msg);
+      } catch (err) {
+        console.error(`handler for ${msg.type} failed`, err);
+      }
+    }
+  }
+
+  status(s) {
+    if (this.hooks.onStatus) this.hooks.onStatus(s);
+  }
+}

@@ -1,0 +1,252 @@
+// Views: the page side of the double-iframe sandbox. For each `view-mount` this draws a
+// container under the call's card and a proxy iframe on the sandbox origin, then relays:
+// proxy → host only after checking who sent it; host → proxy only to that proxy's origin.
+// It never answers a view itself; the host does.
+
+import { el } from "./dom.js";
+import { callSlot } from "./chat.js";
+
+const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
+const INITIAL_HEIGHT = 120;
+const MAX_LOG_LINES = 500;
+const MODES = new Set(["inline", "fullscreen", "pip"]);
+const STATE_TEXT = { loading: "Loading view…", ready: "", error: "", closed: "View closed." };
+
+let send = () => false;
+const views = new Map(); // handle -> {handle, iframe, sandboxOrigin, container, ...}
+
+export function initViews(sendFn) {
+  send = sendFn;
+  // One listener for every view. The proxy is on another origin, so the only things we
+  // can trust about a message are which window sent it and that window's origin.
+  window.addEventListener("message", onMessage);
+  document.addEventListener("keydown", (e) => {
+    // Escape asks to leave fullscreen; the host decides and answers with view-display-mode.
+    if (e.key !== "Escape" || e.defaultPrevented) return;
+    for (const v of views.values()) {
+      if (v.mode === "fullscreen") {
+        send({ type: "view-display-mode", view: v.handle, mode: "inline" });
+        e.preventDefault();
+        return;
+      }
+    }
+  });
+}
+
+function onMessage(event) {
+  // Which of our proxy frames sent this? Anything else (the page itself, a view posting
+  // straight to window.top, another tab) is not ours to relay.
+  let view = null;
+  for (const v of views.values()) {
+    if (v.iframe && event.source !== null && v.iframe.contentWindow === event.source) {
+      view = v;
+      break;
+    }
+  }
+  if (!view) return;
+  // The right window at the wrong origin means the proxy frame was navigated away from
+  // the sandbox (a same-origin view can do that to its proxy): no longer the proxy.
+  if (event.origin !== view.sandboxOrigin) return;
+  // The protocol is JSON-RPC objects; strings, arrays, blobs and ports are not it.
+  if (!isPlainObject(event.data)) return;
+  send({ type: "view-message", view: view.handle, message: event.data });
+}
+
+function isPlainObject(value) {
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+export function viewMount(msg) {
+  const handle = String(msg.view ?? "");
+  if (!handle || views.has(handle)) return;
+  const server = String(msg.server ?? "");
+  const tool = String(msg.tool ?? "");
+
+  const errorBox = el("div", { class: "view-error", "data-testid": "view-error", role: "alert", hidden: true });
+  const loading = el("div", { class: "view-loading", "data-testid": "view-loading" },
+    el("span", { class: "spinner", "aria-hidden": "true" }), el("span", {}, STATE_TEXT.loading));
+  const logList = el("ol", { class: "view-log-lines" });
+  const logCount = el("span", { class: "count" });
+  const log = el("details", { class: "view-log", "data-testid": "view-log", hidden: true },
+    el("summary", {}, "Log ", logCount), logList);
+  const contextText = el("pre", { class: "code" });
+  const context = el("details", { class: "view-context", "data-testid": "view-context", hidden: true },
+    el("summary", { title: "What this view last told the model" }, "Model context"), contextText);
+  const modeButton = el("button", {
+    type: "button", class: "icon-btn icon-btn-small view-mode", "data-testid": "view-exit-mode", hidden: true,
+    "aria-label": "Back to inline", title: "Back to inline (Esc)",
+    onclick: () => send({ type: "view-display-mode", view: handle, mode: "inline" }),
+  }, "⤡");
+  const closeButton = el("button", {
+    type: "button", class: "icon-btn icon-btn-small", "data-testid": "view-close", "aria-label": `Close view ${server} · ${tool}`, title: "Close view",
+    onclick: () => {
+      // The host runs the teardown and then tells us to remove the frame. A view in state
+      // error is already over on the host's side, so closing it only tidies the page.
+      const sent = send({ type: "view-close", view: handle });
+      if (container.dataset.state === "error") viewRemove({ view: handle });
+      else if (sent) closeButton.disabled = true;
+    },
+  }, "×");
+  const sha = typeof msg.templateSha256 === "string" ? msg.templateSha256 : "";
+  const sourceBar = el("div", { class: "view-source", "data-testid": "view-source", title: sha ? `template sha256 ${sha}` : null },
+    el("span", { class: "view-glyph", "aria-hidden": "true" }),
+    el("span", { class: "view-origin" }, el("span", { class: "server-chip" }, server), el("span", { class: "sep" }, "·"), el("code", {}, tool)),
+    el("span", { class: "spacer" }),
+    modeButton,
+    closeButton,
+  );
+  const frameBox = el("div", { class: "view-frame" }, loading);
+  const container = el("div", {
+    class: `view ${msg.prefersBorder === false ? "borderless" : "bordered"}`, "data-testid": "view",
+    "data-server": server, "data-tool": tool, "data-state": "loading", "data-view": handle, "data-display-mode": "inline",
+  }, sourceBar, errorBox, frameBox, el("div", { class: "view-foot" }, context, log));
+
+  const view = {
+    handle, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
+    log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline",
+  };
+  views.set(handle, view);
+  callSlot(msg.callId, { server, tool }).append(container);
+
+  if (msg.proxyUrl === null || msg.proxyUrl === undefined) {
+    // The host could not load the template; its view-state error follows.
+    frameBox.hidden = true;
+    return;
+  }
+
+  const problem = checkOrigins(msg.proxyUrl, view.sandboxOrigin);
+  if (problem) {
+    // Without a separate origin the view could reach into this page; refuse to load it.
+    frameBox.hidden = true;
+    viewState({ view: handle, state: "error", error: `This view was not loaded: ${problem}` });
+    return;
+  }
+
+  const iframe = document.createElement("iframe");
+  iframe.className = "proxy";
+  // sandbox and allow are read when the frame navigates, so set them before src and insertion.
+  iframe.setAttribute("sandbox", FRAME_SANDBOX);
+  if (typeof msg.permissions === "string" && msg.permissions.trim()) iframe.setAttribute("allow", msg.permissions);
+  iframe.setAttribute("referrerpolicy", "no-referrer");
+  iframe.setAttribute("title", `${server} · ${tool}`);
+  iframe.style.height = `${INITIAL_HEIGHT}px`;
+  iframe.src = msg.proxyUrl;
+  view.iframe = iframe;
+  frameBox.prepend(iframe);
+}
+
+/** Why the proxy URL must not be loaded, or "" when it is fine. */
+function checkOrigins(proxyUrl, sandboxOrigin) {
+  let url;
+  try {
+    url = new URL(String(proxyUrl ?? ""));
+  } catch {
+    return "the proxy URL is not a URL.";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "the proxy URL is not http(s).";
+  if (url.origin !== sandboxOrigin) return "the proxy URL is not on the sandbox origin.";
+  if (url.origin === location.origin) return "the sandbox origin is the host page's own origin.";
+  return "";
+}
+
+export function viewPost(msg) {
+  const v = views.get(msg.view);
+  const target = v && v.iframe && v.iframe.contentWindow;
+  if (!target) return; // removed, or not mounted: nothing to deliver to
+  try {
+    // targetOrigin pins delivery to the sandbox: if the frame was navigated elsewhere the
+    // browser drops the message instead of handing host data to a stranger.
+    target.postMessage(msg.message, v.sandboxOrigin);
+  } catch (err) {
+    console.warn("view-post not delivered", err);
+  }
+}
+
+export function viewState(msg) {
+  const v = views.get(msg.view);
+  if (!v) return;
+  const state = ["loading", "ready", "error", "closed"].includes(msg.state) ? msg.state : "error";
+  v.container.dataset.state = state;
+  v.loading.hidden = state !== "loading";
+  if (state === "error") {
+    v.errorBox.textContent = String(msg.error ?? "The view failed.");
+    v.errorBox.hidden = false;
+  } else if (state !== "closed") {
+    // A closed view keeps the error that closed it on screen.
+    v.errorBox.hidden = true;
+    v.errorBox.textContent = "";
+  }
+  if (state === "closed") v.closeButton.disabled = true;
+}
+
+export function viewSize(msg) {
+  const v = views.get(msg.view);
+  if (!v || !v.iframe) return;
+  const s = v.iframe.style;
+  if (typeof msg.height === "number" && Number.isFinite(msg.height) && msg.height >= 0) {
+    const before = v.iframe.getBoundingClientRect().height;
+    // Grow at once so content is never clipped while it waits; shrink with a short ease so
+    // the conversation below does not jump. A resize burst never queues up behind animations.
+    s.transition = msg.height >= before ? "none" : "";
+    s.height = `${Math.round(msg.height)}px`;
+  }
+  if (typeof msg.width === "number" && Number.isFinite(msg.width) && msg.width >= 0) {
+    s.width = `${Math.round(msg.width)}px`;
+  }
+}
+
+export function viewLog(msg) {
+  const v = views.get(msg.view);
+  if (!v) return;
+  const level = String(msg.level ?? "info");
+  v.logList.append(el("li", { class: `log-line log-${level.replace(/[^a-z]/gi, "")}`, "data-level": level },
+    el("span", { class: "log-level" }, level), el("span", { class: "log-text" }, String(msg.text ?? ""))));
+  while (v.logList.childElementCount > MAX_LOG_LINES) v.logList.firstElementChild.remove();
+  v.log.hidden = false;
+  v.logCount.textContent = String(v.logList.childElementCount);
+}
+
+export function viewRemove(msg) {
+  const v = views.get(msg.view);
+  if (!v) return;
+  if (v.iframe) v.iframe.remove();
+  v.iframe = null; // later messages from that window no longer match any view
+  setMode(v, "inline");
+  viewState({ view: v.handle, state: "closed" });
+  v.frameBox.replaceChildren(el("div", { class: "view-closed" }, STATE_TEXT.closed));
+}
+
+/** The WebSocket closed: the host ends a tab's views with its connection, so these frames
+ *  are talking to nobody. Remove them and say why, rather than leave dead views running. */
+export function viewsLost() {
+  for (const v of views.values()) {
+    if (!v.iframe) continue;
+    viewRemove({ view: v.handle });
+    v.errorBox.textContent = "The connection to the host was lost, so this view was closed. Run the tool again to reopen it.";
+    v.errorBox.hidden = false;
+  }
+}
+
+/** Host → page `view-context`: the view's latest model context, as an expandable chip. */
+export function viewContext(msg) {
+  const v = views.get(msg.view);
+  if (!v) return;
+  v.contextText.textContent = String(msg.text ?? "");
+  v.context.hidden = false;
+}
+
+/** Host → page `view-display-mode`: show the view inline, fullscreen or as picture-in-picture. */
+export function viewDisplayMode(msg) {
+  const v = views.get(msg.view);
+  if (!v || !MODES.has(msg.mode)) return;
+  setMode(v, msg.mode);
+}
+
+function setMode(v, mode) {
+  v.mode = mode;
+  v.container.dataset.displayMode = mode;
+  v.modeButton.hidden = mode === "inline";
+  document.documentElement.classList.toggle("has-fullscreen-view", [...views.values()].some((x) => x.mode === "fullscreen"));
+}
