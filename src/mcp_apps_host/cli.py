@@ -11,11 +11,13 @@ import signal
 import sys
 import webbrowser
 from collections.abc import Sequence
+from typing import Any
 
 import uvicorn
 
 from . import __version__
-from .servers.config import ConfigError, ServerSpec, load_config, merge_specs, parse_server_arg
+from .policy.consent import parse_consent_config, parse_sampling_config
+from .servers.config import ConfigError, ServerSpec, load_config_document, merge_specs, parse_config, parse_server_arg
 from .settings import limits_from_env
 from .store.db import Store, default_db_url
 from .web.security import is_loopback
@@ -43,10 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _specs(args: argparse.Namespace) -> list[ServerSpec]:
+def _specs(args: argparse.Namespace, doc: dict[str, Any]) -> list[ServerSpec]:
     groups = [[parse_server_arg(s) for s in args.server]]
     if args.config:
-        groups.append(load_config(args.config))
+        groups.append(parse_config(doc, f"--config {args.config}"))
     if args.command == "demo":
         from .demo.catalog import DEMO_SERVERS
 
@@ -58,21 +60,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        specs = _specs(args)
-    except ConfigError as exc:
+        doc = load_config_document(args.config) if args.config else {}
+        specs = _specs(args, doc)
+        policies = _policies(doc)
+    except (ConfigError, ValueError) as exc:
         print(f"mcp-apps-host: {exc}", file=sys.stderr)
         return 2
     if args.port == args.sandbox_port:
         print("mcp-apps-host: --port and --sandbox-port must differ (the sandbox needs its own origin)", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(serve(specs, args))
+        return asyncio.run(serve(specs, args, policies))
     except KeyboardInterrupt:
         return 0
 
 
-async def serve(specs: list[ServerSpec], args: argparse.Namespace) -> int:
-    from .host.core import Host
+def _policies(doc: dict[str, Any]) -> dict[str, Any]:
+    """The host's own sections of the config file, checked before anything starts."""
+    trust = doc.get("trust", {})
+    if not isinstance(trust, dict):
+        raise ConfigError('"trust" must be an object with allowHashes, blockHashes, allowServers, blockServers')
+    lists = {}
+    for key in ("allowHashes", "blockHashes", "allowServers", "blockServers"):
+        value = trust.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f'"trust.{key}" must be a list of strings')
+        lists[key] = value
+    return {"consent": parse_consent_config(doc), "sampling": parse_sampling_config(doc), "trust": lists}
+
+
+async def serve(specs: list[ServerSpec], args: argparse.Namespace, policies: dict[str, Any]) -> int:
+    from .host.core import Host, Sandbox
+    from .policy.consent import ConsentPolicy, RememberedStore, SamplingPolicy
+    from .policy.trust import TemplateTrust
+    from .store.audit import AuditLog
     from .servers.manager import ServerManager
     from .web.app import host_app, sandbox_app
     from .web.security import Access
@@ -87,15 +108,24 @@ async def serve(specs: list[ServerSpec], args: argparse.Namespace) -> int:
     host_origin = f"http://{shown_host}:{args.port}"
     # A loopback console gets its sandbox on `localhost`: another *site*, so the console's
     # cookie is never sent along with a view's requests.
-    sandbox_host = "localhost" if is_loopback(shown_host) and shown_host != "localhost" else shown_host
-    sandbox_origin = f"http://{sandbox_host}:{args.sandbox_port}"
+    loopback = is_loopback(shown_host)
+    sandbox = Sandbox("http", "localhost" if loopback and shown_host != "localhost" else shown_host, args.sandbox_port,
+                      per_server=loopback and shown_host != "localhost")
     try:
         store = Store(args.db or default_db_url())
+        trust = policies["trust"]
+        extras = {
+            "audit": AuditLog(store.engine),
+            "consent": ConsentPolicy(policies["consent"], RememberedStore(store.engine)),
+            "sampling": SamplingPolicy(policies["sampling"]),
+            "trust": TemplateTrust(store.engine, trust["allowHashes"], trust["blockHashes"], trust["allowServers"],
+                                   trust["blockServers"]),
+        }
     except Exception as exc:  # noqa: BLE001 - a bad --db is a person's input: say so and stop
         print(f"mcp-apps-host: --db {args.db or default_db_url()}: cannot open the database: {exc}", file=sys.stderr)
         return 2
     manager = ServerManager(specs, limits)
-    host = Host(servers=manager, limits=limits, host_origin=host_origin, sandbox_origin=sandbox_origin, store=store)
+    host = Host(servers=manager, limits=limits, host_origin=host_origin, sandbox=sandbox, store=store, **extras)
     access = Access(token=token, bind_host=shown_host, port=args.port)
     configs = [
         uvicorn.Config(host_app(host, access), host=args.host, port=args.port, log_level="warning", ws_max_size=limits.max_ws_frame_bytes),
@@ -125,6 +155,11 @@ async def serve(specs: list[ServerSpec], args: argparse.Namespace) -> int:
         await asyncio.sleep(0.02)
     url = f"{host_origin}/?token={token}"
     print(f"mcp-apps-host is running at {url}", flush=True)
+    if sandbox.per_server:
+        print(f"views run on per-server sandbox origins under {sandbox.page_sources[0]}", flush=True)
+    else:
+        print(f"views share one sandbox origin, {sandbox.shared_origin}: per-server origins need a loopback "
+              "--host (they live under *.localhost)", flush=True)
     if specs:
         print("servers: " + ", ".join(f"{s.name} ({s.transport}: {s.describe()})" for s in specs), flush=True)
     else:
@@ -137,4 +172,5 @@ async def serve(specs: list[ServerSpec], args: argparse.Namespace) -> int:
         s.should_exit = True
     await manager.stop()
     await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.to_thread(extras["audit"].close)
     return 0

@@ -38,6 +38,10 @@ class Limits:
     reconnect_max_delay: float = 60.0
     # Requests one view may have in flight at once (tools/call, resources/read, ...).
     max_pending_requests_per_view: int = 32
+    # A file a view offers with ui/download-file (bytes).
+    max_download_bytes: int = 20 * 1024 * 1024
+    # CSP violation reports: a larger body is dropped (bytes).
+    max_csp_report_bytes: int = 64 * 1024
     # Log lines kept per view for the page.
     max_log_entries_per_view: int = 500
 

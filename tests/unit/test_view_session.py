@@ -17,8 +17,9 @@ TOOL = tool_entry("srv", {
 })
 
 
-def make(limits: Limits | None = None, call_id: int | None = 7) -> vs.ViewSession:
-    spec = vs.ViewSpec(
+def make(limits: Limits | None = None, call_id: int | None = 7, decide=None) -> vs.ViewSession:
+    extra = {"decide_tool_call": decide} if decide else {}
+    spec = vs.ViewSpec(**extra,
         server="srv", tool=TOOL, html="<p>hi</p>", call_id=call_id,
         csp={"connectDomains": ["https://api.example.com"]},
         permissions={"clipboardWrite": {}}, allow="clipboard-write",
@@ -286,7 +287,7 @@ def test_request_display_mode_answers_with_mode_in_effect():
     assert posts(s.receive(req(1, "ui/request-display-mode", {"mode": "huge"})))[0]["error"]["code"] == -32602
 
 
-@pytest.mark.parametrize("method", ["ui/download-file", "sampling/createMessage", "tools/list", "made/up"])
+@pytest.mark.parametrize("method", ["sampling/createMessage", "tools/list", "made/up"])
 def test_unknown_methods_get_method_not_found(method):
     s = ready(make())
     [err] = posts(s.receive(req(0, method, {})))
@@ -403,3 +404,48 @@ def test_oversized_message_is_refused():
     effects = s.receive(req(3, "ping", {"pad": "x" * 300}))
     assert "max_view_message_bytes" in of(effects, vs.Refused)[0].reason
     assert posts(effects)[0]["id"] == 3
+
+
+# ---- consent policy on tools/call, downloads ---------------------------------------------------------
+
+
+def test_tools_call_policy_deny_and_ask():
+    rules = {"show": ("deny", "denied in the config", False), "app-only": ("ask", "not annotated read-only", True)}
+    s = ready(make(decide=lambda name: rules[name]))
+    [err] = posts(s.receive(req(0, "tools/call", {"name": "show", "arguments": {}})))
+    assert err["error"]["code"] == -32000 and "denied in the config" in err["error"]["message"]
+    effects = s.receive(req(1, "tools/call", {"name": "app-only", "arguments": {"n": 1}}))
+    [ask] = of(effects, vs.AskConsent)
+    assert ask.kind == "tool-call" and ask.subject == "app-only" and ask.can_remember and '"n": 1' in ask.detail
+    assert of(effects, vs.Decided)[0].decision == "asked" and not of(effects, vs.ProxyToolCall)
+    allowed = s.answer_consent(ask.token, True)
+    assert of(allowed, vs.ProxyToolCall)[0].request_id == 1 and not posts(allowed)  # answered by the call itself
+    [reply] = posts(s.complete_request(1, result={"content": []}))
+    assert reply["id"] == 1 and "result" in reply
+
+
+def test_tools_call_consent_declined():
+    s = ready(make(decide=lambda name: ("ask", "destructive", False)))
+    [ask] = of(s.receive(req("a", "tools/call", {"name": "show", "arguments": {}})), vs.AskConsent)
+    effects = s.answer_consent(ask.token, False)
+    assert of(effects, vs.Decided)[0].decision == "declined"
+    assert posts(effects)[0]["error"]["code"] == -32000 and not of(effects, vs.ProxyToolCall)
+
+
+def test_download_file_asks_with_a_safe_name():
+    s = ready(make())
+    contents = [{"type": "resource", "resource": {"uri": "file:///../../etc/report.csv", "mimeType": "text/csv",
+                                                    "text": "a,b\n1,2\n"}}]
+    [ask] = of(s.receive(req(0, "ui/download-file", {"contents": contents})), vs.AskConsent)
+    assert ask.kind == "download" and ask.subject == "report.csv" and "text/csv" in ask.detail
+    effects = s.answer_consent(ask.token, True)
+    [download] = of(effects, vs.Download)
+    assert (download.filename, download.text) == ("report.csv", "a,b\n1,2\n")
+    assert posts(effects)[0]["result"] == {}
+
+
+@pytest.mark.parametrize("contents", [None, [], [{"type": "resource_link", "uri": "x://y"}],
+                                      [{"type": "resource", "resource": {"uri": "x://y"}}]])
+def test_download_file_bad_params(contents):
+    s = ready(make())
+    assert posts(s.receive(req(0, "ui/download-file", {"contents": contents})))[0]["error"]["code"] == -32602

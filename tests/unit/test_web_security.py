@@ -6,7 +6,7 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from mcp_apps_host.host.core import Host
+from mcp_apps_host.host.core import Host, Sandbox
 from mcp_apps_host.policy.csp import ViewCsp
 from mcp_apps_host.servers.manager import ServerManager
 from mcp_apps_host.servers.templates import Template
@@ -21,7 +21,8 @@ WS = "ws://127.0.0.1:8765/ws"
 
 @pytest.fixture
 def host() -> Host:
-    return Host(servers=ServerManager([], Limits()), limits=Limits(), host_origin=ORIGIN, sandbox_origin=SANDBOX)
+    return Host(servers=ServerManager([], Limits()), limits=Limits(), host_origin=ORIGIN,
+                sandbox=Sandbox("http", "localhost", 8766, per_server=False))
 
 
 @pytest.fixture
@@ -95,7 +96,29 @@ def test_proxy_page_carries_the_views_csp(host: Host):
     csp = page.headers["content-security-policy"]
     assert "connect-src https://api.example.com" in csp
     assert "frame-src 'none'" in csp and "object-src 'none'" in csp and "form-action 'none'" in csp
-    assert f"frame-ancestors {ORIGIN}" in csp
+    assert f"frame-ancestors {ORIGIN}" in csp and f"report-uri /csp-report/{view.handle}" in csp
     assert sandbox.get("/sandbox.js").headers["content-type"].startswith("text/javascript")
     host.unregister_view(view.handle)
     assert sandbox.get(f"/proxy/{view.handle}").status_code == 404
+
+
+def test_per_server_origins():
+    sandbox = Sandbox("http", "localhost", 8766, per_server=True)
+    a, b = sandbox.origin_for("chart"), sandbox.origin_for("forms")
+    assert a != b and a.startswith("http://chart-") and a.endswith(".localhost:8766")
+    assert sandbox.origin_for("chart") == a  # stable
+    assert sandbox.origin_for("chart", "app.example.com") not in (a, b)  # a requested domain gets its own label
+    assert sandbox.page_sources == ["http://*.localhost:8766"]
+    assert sandbox.host_allowed(a.removeprefix("http://")) and not sandbox.host_allowed("evil.example:8766")
+    assert not sandbox.host_allowed("chart.localhost:9999")
+
+
+def test_proxy_only_on_its_own_servers_origin():
+    sandbox = Sandbox("http", "localhost", 8766, per_server=True)
+    host = Host(servers=ServerManager([], Limits()), limits=Limits(), host_origin=ORIGIN, sandbox=sandbox)
+    template = Template(server="chart", uri="ui://c/v", html="<p>x</p>", sha256="0" * 64, csp=ViewCsp())
+    view = host.register_view(owner=None, template=template)
+    own = view.origin
+    other = sandbox.origin_for("forms")
+    assert TestClient(sandbox_app(host), base_url=own).get(f"/proxy/{view.handle}").status_code == 200
+    assert TestClient(sandbox_app(host), base_url=other).get(f"/proxy/{view.handle}").status_code == 404

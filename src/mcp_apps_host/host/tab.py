@@ -39,11 +39,13 @@ class TabSession:
         self.host = host
         self._outbox = outbox
         self.env = vs.HostEnvironment(styles=host_styles())
-        self.viewhost = ViewHost(host, self.env, self.emit, self._run_view_call, self._view_chat_message)
+        self.viewhost = ViewHost(host, self.env, self.emit, self._run_view_call, self._view_chat_message,
+                                 lambda: self.conversation.id if self.conversation else None)
         self.journal = Journal(host.store.conversations) if host.store else None
         self.conversation: Conversation | None = None
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._next_call = 0
+        self._held: dict[int, asyncio.Future[bool]] = {}  # views waiting for the person to accept a changed template
         self._unsubscribe = host.servers.subscribe(self._servers_changed)
 
     # ---- outgoing -------------------------------------------------------------------------
@@ -88,7 +90,11 @@ class TabSession:
             elif kind == "theme":
                 self._set_theme(msg.get("theme"))
             elif kind == "consent-reply":
-                self.viewhost.consent_reply(msg.get("id"), msg.get("allow") is True)
+                self.viewhost.consent_reply(msg.get("id"), msg.get("allow") is True, msg.get("remember") is True)
+            elif kind == "trust-reply":
+                held = self._held.pop(msg.get("callId"), None) if isinstance(msg.get("callId"), int) else None
+                if held is not None and not held.done():
+                    held.set_result(msg.get("accept") is True)
             elif kind in ("conversation-new", "conversation-open", "conversation-rename", "conversation-delete"):
                 await self._conversation_command(kind, msg)
             else:
@@ -281,20 +287,26 @@ class TabSession:
     async def _run_call(self, call_id: int, entry: ToolEntry, arguments: dict[str, Any]) -> None:
         record: dict[str, Any] = {"server": entry.server, "tool": entry.name, "arguments": arguments, "source": "person",
                                   "definition": entry.definition, "status": "running"}
+        # The call and the view start together: the template is normally cached, and a view
+        # held back for the person's review must not hold back the call.
+        call = asyncio.create_task(self._tracked_call(call_id, entry.server, entry.name, arguments, "person",
+                                                      record=record))
         view: LiveView | None = None
-        if entry.resource_uri:
-            # The template is normally cached at connect; reading it runs alongside the call otherwise.
-            view = await self._mount(call_id, entry, record)
-            if view is not None:
-                self.viewhost.apply(view, view.session.tool_input(arguments))
         try:
-            result = await self._tracked_call(call_id, entry.server, entry.name, arguments, "person", record=record)
+            if entry.resource_uri:
+                view = await self._mount(call_id, entry, record)
+                if view is not None:
+                    self.viewhost.apply(view, view.session.tool_input(arguments))
+            try:
+                result = await asyncio.shield(call)
+            except CallFailed as exc:
+                result = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
         except asyncio.CancelledError:
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
             if view is not None:
                 self.viewhost.apply(view, view.session.tool_cancelled("cancelled by the person"))
             raise
-        except CallFailed as exc:
-            result = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
         finally:
             self._calls.pop(call_id, None)
         if view is not None:
@@ -308,9 +320,38 @@ class TabSession:
             self.viewhost.mount_failed(call_id, entry.server, entry.name, str(exc))
             record["viewError"] = str(exc)
             return None
+        trust = "unchecked"
+        if self.host.trust is not None:
+            verdict = await asyncio.to_thread(self.host.trust.check, template)
+            trust = verdict.status
+            if verdict.status == "blocked":
+                self.viewhost.mount_failed(call_id, entry.server, entry.name, verdict.reason)
+                record["viewError"] = verdict.reason
+                return None
+            if not verdict.render and not await self._ask_trust(call_id, entry, verdict):
+                reason = "the person did not accept the changed template"
+                self.viewhost.mount_failed(call_id, entry.server, entry.name, reason)
+                record["viewError"] = reason
+                return None
         self._save_template(template)
         record["view"] = {"sha256": template.sha256, "uri": template.uri}
-        return self.viewhost.mount(call_id, entry, template)
+        return self.viewhost.mount(call_id, entry, template, trust)
+
+    async def _ask_trust(self, call_id: int, entry: ToolEntry, verdict: Any) -> bool:
+        """A server serves a different template for a URI the person has used: show old and new, wait for a yes."""
+        held: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._held[call_id] = held
+        self.emit({"type": "view-held", "callId": call_id, "server": entry.server, "tool": entry.name,
+                   "uri": entry.resource_uri, "oldSha256": verdict.pinned_sha256, "newSha256": verdict.sha256,
+                   "oldSize": verdict.pinned_size, "newSize": verdict.size, "reason": verdict.reason})
+        self.viewhost.audit(None, "server->host", "template-changed", None, "asked", verdict.reason, server=entry.server)
+        accepted = await held
+        self.viewhost.audit(None, "server->host", "template-changed", None, "consented" if accepted else "declined",
+                            "the person reviewed the changed template", server=entry.server)
+        if accepted and self.host.trust is not None:
+            await asyncio.to_thread(self.host.trust.accept, entry.server, str(entry.resource_uri), verdict.sha256,
+                                    verdict.size)
+        return accepted
 
     def _save_template(self, template: Template) -> None:
         if self.journal is None or template.sha256 in self.host.saved_templates:
@@ -349,16 +390,22 @@ class TabSession:
 
         self.emit({"type": "call-started", "callId": call_id, "server": server, "tool": tool,
                    "arguments": arguments, "source": source})
+        audit = self.viewhost.audit
+        audit(None, "host->server", "tools/call", call_id, None, f"called by the {source}",
+              {"name": tool, "arguments": arguments}, server=server)
         try:
             result = await self.host.servers.get(server).call_tool(tool, arguments, progress)
         except asyncio.CancelledError:
             finish("cancelled", None, None)
+            audit(None, "host->server", "notifications/cancelled", call_id, None, "cancelled", server=server)
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is shown where it happened
             error = _describe_call_error(server, tool, exc)
             finish("failed", None, error)
+            audit(None, "server->host", "tools/call", call_id, None, error, server=server)
             raise CallFailed(error, exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR) from exc
         finish("tool-error" if result.get("isError") is True else "ok", result, None)
+        audit(None, "server->host", "tools/call", call_id, None, None, result, server=server)
         return result
 
     def _cancel_call(self, call_id: Any) -> None:

@@ -16,8 +16,10 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 
 from ..policy.csp import ViewCsp, allow_attribute, granted_permissions
+from ..policy.trust import csp_entry_for
 from ..servers.catalog import ToolEntry
 from ..servers.templates import Template
+from ..store.audit import AuditEvent
 from ..views import session as vs
 from ..views.jsonrpc import INTERNAL_ERROR, json_text
 from .core import Host, MountedView
@@ -57,19 +59,45 @@ class LiveView:
 
 class ViewHost:
     def __init__(self, host: Host, env: vs.HostEnvironment, emit: Emit, run_view_call: ViewCallRunner,
-                 on_chat_message: Callable[[LiveView, vs.PostChatMessage], None]) -> None:
+                 on_chat_message: Callable[[LiveView, vs.PostChatMessage], None],
+                 conversation: Callable[[], str | None] = lambda: None) -> None:
         self.host = host
         self.env = env
         self.emit = emit
         self._run_view_call = run_view_call
         self._on_chat_message = on_chat_message
+        self._conversation = conversation
         self.views: dict[str, LiveView] = {}
-        self._consents: dict[int, tuple[str, Any]] = {}
+        self._consents: dict[int, tuple[str, vs.AskConsent]] = {}
         self._next_consent = 0
+        self._audited: object = None  # the decision already written with its message
+
+    # ---- the audit trail ----------------------------------------------------------------------
+
+    def audit(self, view: LiveView | None, direction: str, method: str | None, msg_id: Any = None,
+              decision: str | None = None, reason: str | None = None, payload: Any = None,
+              server: str | None = None) -> None:
+        if self.host.audit is None:
+            return
+        try:
+            self.host.audit.record_nowait(AuditEvent(
+                direction=direction, method=method, server=server or (view.server if view else None),
+                view=view.handle if view else None, conversation=self._conversation(), msg_id=msg_id,
+                decision=decision, reason=reason, payload=payload))
+        except Exception:  # noqa: BLE001 - the audit must never break the protocol
+            log.exception("could not queue an audit event")
+
+    def _decide_tool_call(self, server: str, name: str) -> tuple[str, str, bool]:
+        conn = self.host.servers.connections.get(server)
+        entry = conn.tools.get(name) if conn else None
+        if entry is None:
+            return "deny", f"server {server!r} has no tool {name!r}", False
+        decision, reason = self.host.consent.decide(server, entry, "view")
+        return decision, reason, decision == "ask" and self.host.consent.can_remember(server, name)
 
     # ---- mounting ------------------------------------------------------------------------------
 
-    def mount(self, call_id: int, entry: ToolEntry, template: Template) -> LiveView:
+    def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked") -> LiveView:
         mounted = self.host.register_view(self, template)
         conn = self.host.servers.connections.get(entry.server)
         tools = list(conn.tools.values()) if conn else []
@@ -84,14 +112,16 @@ class ViewHost:
             allow=allow,
             app_tools=frozenset(t.name for t in tools if t.app_visible),
             all_tools=frozenset(t.name for t in tools),
+            decide_tool_call=lambda name: self._decide_tool_call(entry.server, name),
+            max_download_bytes=self.host.limits.max_download_bytes,
         )
         view = LiveView(mounted, vs.ViewSession(spec, self.env, self.host.limits), call_id)
         self.views[mounted.handle] = view
         self.emit({"type": "view-mount", "view": mounted.handle, "callId": call_id, "server": entry.server,
                    "tool": entry.name, "proxyUrl": self.host.proxy_url(mounted.handle),
-                   "sandboxOrigin": self.host.sandbox_origin,
+                   "sandboxOrigin": mounted.origin,
                    "prefersBorder": template.prefers_border is not False, "permissions": allow,
-                   "templateSha256": template.sha256})
+                   "templateSha256": template.sha256, "trust": trust, "warnings": list(template.warnings)})
         return view
 
     def mount_failed(self, call_id: int, server: str, tool: str, error: str) -> None:
@@ -106,8 +136,34 @@ class ViewHost:
 
     def message(self, handle: Any, message: Any) -> None:
         view = self.views.get(handle) if isinstance(handle, str) else None
-        if view is not None:
-            self.apply(view, view.session.receive(message))
+        if view is None:
+            return
+        effects = view.session.receive(message)
+        # One row for the message, carrying what was decided about it.
+        verdict = next((e for e in effects if isinstance(e, (vs.Refused, vs.Decided))), None)
+        decision = "refused" if isinstance(verdict, vs.Refused) else verdict.decision if verdict else None
+        raw = message if isinstance(message, dict) else {"value": message}
+        self.audit(view, "view->host", _str_or_none(raw.get("method")), raw.get("id"), decision,
+                   verdict.reason if verdict else None, raw)
+        self._audited = verdict
+        try:
+            self.apply(view, effects)
+        finally:
+            self._audited = None
+
+    def csp_violation(self, handle: str, report: dict[str, Any]) -> None:
+        """A CSP report from the browser: say which request was blocked and which declaration would allow it."""
+        view = self.views.get(handle)
+        if view is None:
+            return
+        blocked = str(report.get("blocked-uri") or report.get("blockedURL") or "")[:500]
+        directive = str(report.get("effective-directive") or report.get("violated-directive") or "")[:100]
+        entry = csp_entry_for(blocked, directive) if blocked else None
+        hint = (f"; declare {entry[1]!r} in _meta.ui.csp.{entry[0]} to allow it" if entry
+                else "; no _meta.ui.csp entry can allow this")
+        text = f"CSP blocked {blocked or 'a request'} ({directive or 'unknown directive'}){hint}"
+        self.emit({"type": "view-log", "view": handle, "level": "error", "text": text})
+        self.audit(view, "view->host", "csp-violation", None, "refused", text, report)
 
     def close(self, handle: Any, reason: str) -> None:
         view = self.views.get(handle) if isinstance(handle, str) else None
@@ -118,14 +174,19 @@ class ViewHost:
         for view in list(self.views.values()):
             self.apply(view, view.session.host_context_changed(**changes))
 
-    def consent_reply(self, consent_id: Any, allow: bool) -> None:
+    def consent_reply(self, consent_id: Any, allow: bool, remember: bool = False) -> None:
         entry = self._consents.pop(consent_id, None) if isinstance(consent_id, int) else None
         if entry is None:
             return
-        handle, token = entry
+        handle, ask = entry
         view = self.views.get(handle)
-        if view is not None:
-            self.apply(view, view.session.answer_consent(token, allow))
+        if view is None:
+            return
+        if allow and remember and ask.kind == "tool-call" and ask.can_remember:
+            self.host.consent.remember_allow(view.server, ask.subject)
+            self.audit(view, "view->host", "tools/call", ask.token, "consented",
+                       f"the person chose always allow {view.server}/{ask.subject}")
+        self.apply(view, view.session.answer_consent(ask.token, allow))
 
     def drop_all(self, reason: str) -> None:
         """The page is going away or showing another conversation: nobody can answer a teardown."""
@@ -143,7 +204,16 @@ class ViewHost:
     def _apply_one(self, view: LiveView, effect: vs.Effect) -> None:  # noqa: C901 - one branch per effect
         handle = view.handle
         if isinstance(effect, vs.PostToView):
-            self.emit({"type": "view-post", "view": handle, "message": effect.message})
+            msg = effect.message
+            if msg.get("method") != "ui/notifications/sandbox-resource-ready":  # the template is on record by hash
+                self.audit(view, "host->view", _str_or_none(msg.get("method")), msg.get("id"), payload=msg)
+            self.emit({"type": "view-post", "view": handle, "message": msg})
+        elif isinstance(effect, vs.Decided):
+            if effect is not self._audited:
+                self.audit(view, "view->host", effect.method, effect.request_id, effect.decision, effect.reason)
+        elif isinstance(effect, vs.Download):
+            self.emit({"type": "download", "view": handle, "filename": effect.filename, "mimeType": effect.mime_type,
+                       "text": effect.text, "blob": effect.blob})
         elif isinstance(effect, vs.StateChanged):
             self.emit({"type": "view-state", "view": handle, "state": str(effect.state), "error": effect.error})
             if effect.state in (vs.ViewState.CLOSED, vs.ViewState.ERROR):
@@ -154,6 +224,8 @@ class ViewHost:
             self.emit({"type": "view-log", "view": handle, "level": effect.level, "text": effect.text})
         elif isinstance(effect, vs.Refused):
             log.info("view %s (%s): refused %s: %s", handle[:8], view.server, effect.method, effect.reason)
+            if effect is not self._audited:
+                self.audit(view, "view->host", effect.method, None, "refused", effect.reason)
             self.emit({"type": "view-log", "view": handle, "level": "warning",
                        "text": f"refused {effect.method or 'message'}: {effect.reason}"})
         elif isinstance(effect, vs.ProxyToolCall):
@@ -167,9 +239,10 @@ class ViewHost:
         elif isinstance(effect, vs.AskConsent):
             consent_id = self._next_consent
             self._next_consent += 1
-            self._consents[consent_id] = (handle, effect.token)
+            self._consents[consent_id] = (handle, effect)
             self.emit({"type": "consent", "id": consent_id, "kind": effect.kind, "server": view.server, "view": handle,
-                       "title": effect.title, "detail": effect.detail})
+                       "title": effect.title, "detail": effect.detail, "subject": effect.subject,
+                       "canRemember": effect.can_remember, **effect.extra})
         elif isinstance(effect, vs.OpenLink):
             self.emit({"type": "open-link", "url": effect.url})
         elif isinstance(effect, vs.PostChatMessage):
@@ -226,6 +299,10 @@ class ViewHost:
         finally:
             view.tasks.pop(read.request_id, None)
         self.apply(view, view.session.complete_request(read.request_id, result=result))
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def template_meta(template: Template) -> dict[str, Any]:

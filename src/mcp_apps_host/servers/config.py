@@ -115,6 +115,11 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
 
 
 def load_config(path: str | Path) -> list[ServerSpec]:
+    return parse_config(load_config_document(path), f"--config {path}")
+
+
+def load_config_document(path: str | Path) -> dict[str, Any]:
+    """The whole config file: `mcpServers`, and the host's own sections (consent, sampling, trust)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -123,7 +128,9 @@ def load_config(path: str | Path) -> list[ServerSpec]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"--config {path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
-    return parse_config(data, f"--config {path}")
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {path}: expected a JSON object")
+    return data
 
 
 def merge_specs(*groups: list[ServerSpec]) -> list[ServerSpec]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import tempfile
@@ -25,6 +26,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from .. import APP_MIME_TYPE, EXTENSION_ID, __version__
+from ..policy.trust import review_html
 from ..settings import Limits
 from .catalog import ToolEntry, tool_entry
 from .config import ServerSpec
@@ -260,7 +262,8 @@ class ServerConnection:
         try:
             with anyio.fail_after(self.limits.template_read_timeout):
                 result = await client.read_resource(uri)
-            return parse_template(self.name, uri, dump(result), entry, self.limits.max_template_bytes)
+            template = parse_template(self.name, uri, dump(result), entry, self.limits.max_template_bytes)
+            return dataclasses.replace(template, warnings=tuple(review_html(template.html, template.csp)))
         except TemplateError as exc:
             log.warning("%s", exc)
             return exc

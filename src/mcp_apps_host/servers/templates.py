@@ -26,6 +26,7 @@ class Template:
     permissions: dict[str, Any] = field(default_factory=dict)
     domain: str | None = None
     prefers_border: bool | None = None
+    warnings: tuple[str, ...] = ()  # what a static review found risky (shown next to the view)
 
     @property
     def size(self) -> int:

@@ -14,12 +14,14 @@ the view's SDK drops anything that arrives earlier.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
 from .. import PROTOCOL_VERSION, __version__
+from ..policy.links import describe_link, sanitize_filename
 from ..servers.catalog import ToolEntry
 from ..settings import Limits
 from . import jsonrpc as rpc
@@ -77,6 +79,9 @@ class AskConsent:
     kind: str  # tool-call | message | open-link | download | sampling
     title: str
     detail: str
+    subject: str = ""  # the tool name or URL the question is about
+    can_remember: bool = False  # "always allow this" may be offered
+    extra: dict[str, Any] = field(default_factory=dict)  # kind-specific facts for the dialog
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,24 @@ class Resize:
 class Log:
     level: str
     text: str
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A policy or the person decided on a request: for the audit trail."""
+
+    method: str
+    request_id: RequestId
+    decision: str  # allowed | asked | consented | declined
+    reason: str
+
+
+@dataclass(frozen=True)
+class Download:
+    filename: str
+    mime_type: str
+    text: str | None
+    blob: str | None  # base64
 
 
 @dataclass(frozen=True)
@@ -144,6 +167,8 @@ Effect = (
     | Resize
     | Log
     | Refused
+    | Decided
+    | Download
     | StateChanged
     | StartTeardownTimer
     | StartInitTimer
@@ -180,13 +205,16 @@ class ViewSpec:
     allow: str  # the inner iframe's allow attribute
     app_tools: frozenset[str]  # names of this server's tools a view may call ("app" visibility)
     all_tools: frozenset[str]  # every tool name of this server (to tell "hidden" from "unknown")
+    # Consent policy for tools/call: name -> (allow|ask|deny, reason, may "always allow" be offered).
+    decide_tool_call: Callable[[str], tuple[str, str, bool]] = lambda _name: ("allow", "no policy", False)
+    max_download_bytes: int = 20 * 1024 * 1024
 
 
 @dataclass
 class _PendingConsent:
     request: Request
     effects_on_allow: list[Effect]
-    reply_on_allow: dict[str, Any] | None
+    reply_on_allow: dict[str, Any] | None  # None: the allowed request is answered later (a proxied call)
 
 
 class ViewSession:
@@ -295,6 +323,7 @@ class ViewSession:
             "logging": {},
             "message": {},
             "updateModelContext": {},
+            "downloadFile": {},
             "sandbox": sandbox,
         }
 
@@ -341,8 +370,16 @@ class ViewSession:
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if not rpc.is_id(token):
             token = None
+        call = ProxyToolCall(req.id, name, args, token)
+        decision, reason, can_remember = self.spec.decide_tool_call(name)
+        if decision == "deny":
+            return self._reject(req, rpc.REFUSED, f"tool {name!r} of server {self.spec.server!r} is denied: {reason}")
+        if decision == "ask":
+            detail = f"{self.spec.server} · {name}\n{rpc.json_text(args)}"
+            return self._ask(req, "tool-call", f"{self.spec.server} wants to call {name}", detail, [call],
+                             answer_later=True, subject=name, can_remember=can_remember, reason=reason)
         self._pending.add(req.id)
-        return [ProxyToolCall(req.id, name, args, token)]
+        return [Decided(req.method, req.id, "allowed", reason), call]
 
     def _resources_read(self, req: Request) -> list[Effect]:
         uri = req.params.get("uri")
@@ -355,7 +392,15 @@ class ViewSession:
         url = req.params.get("url")
         if not isinstance(url, str) or not _is_web_url(url):
             return self._reject(req, rpc.INVALID_PARAMS, "ui/open-link: only absolute http and https URLs can be opened")
-        return self._ask(req, "open-link", f"{self.spec.server} wants to open a link", url, [OpenLink(url)])
+        try:
+            link = describe_link(url)
+        except ValueError as exc:
+            return self._reject(req, rpc.INVALID_PARAMS, f"ui/open-link: {exc}")
+        # Show the host as a person reads it, but open the ASCII form the browser will use.
+        extra = {"display": link.display, "href": link.href or url, "differs": link.differs,
+                 "hostAscii": link.host_ascii, "hostUnicode": link.host_unicode, "warnings": list(link.warnings)}
+        return self._ask(req, "open-link", f"{self.spec.server} wants to open a link", link.display,
+                         [OpenLink(link.href or url)], subject=link.href or url, extra=extra)
 
     def _message(self, req: Request) -> list[Effect]:
         role, content = req.params.get("role"), req.params.get("content")
@@ -368,6 +413,29 @@ class ViewSession:
         text = "\n".join(str(b.get("text", f"[{b.get('type')} block]")) for b in content)
         return self._ask(req, "message", f"{self.spec.server} wants to send a message", text,
                          [PostChatMessage("user", content)])
+
+    def _download_file(self, req: Request) -> list[Effect]:
+        contents = req.params.get("contents")
+        if not isinstance(contents, list) or len(contents) != 1 or not isinstance(contents[0], dict):
+            return self._reject(req, rpc.INVALID_PARAMS, 'ui/download-file needs "contents" with one embedded resource')
+        block = contents[0]
+        res = block.get("resource") if block.get("type") == "resource" else None
+        if not isinstance(res, dict) or not isinstance(res.get("uri"), str):
+            # A resource_link would make the host fetch on the view's behalf; embedded data only.
+            return self._reject(req, rpc.INVALID_PARAMS, "ui/download-file: only embedded resources (type \"resource\") are supported")
+        text, blob = res.get("text"), res.get("blob")
+        if not isinstance(text, str) and not isinstance(blob, str):
+            return self._reject(req, rpc.INVALID_PARAMS, "ui/download-file: the resource has neither text nor blob")
+        size = len(text.encode("utf-8")) if isinstance(text, str) else len(blob) * 3 // 4  # type: ignore[arg-type]
+        if size > self.spec.max_download_bytes:
+            return self._reject(req, rpc.REFUSED, f"ui/download-file: {size} bytes is larger than max_download_bytes "
+                                                  f"({self.spec.max_download_bytes})")
+        mime = res.get("mimeType") if isinstance(res.get("mimeType"), str) else "application/octet-stream"
+        name = sanitize_filename(res["uri"])
+        detail = f"{name}\n{_human_size(size)} · {mime}"
+        return self._ask(req, "download", f"{self.spec.server} wants to save a file", detail,
+                         [Download(name, mime, text if isinstance(text, str) else None,
+                                   blob if isinstance(blob, str) else None)], subject=name)
 
     def _update_model_context(self, req: Request) -> list[Effect]:
         content, structured = req.params.get("content"), req.params.get("structuredContent")
@@ -389,10 +457,13 @@ class ViewSession:
         # Always answer with the mode in effect: the view's SDK throws on a reply without one.
         return [PostToView(rpc.result(req.id, {"mode": self.display_mode}))]
 
-    def _ask(self, req: Request, kind: str, title: str, detail: str, on_allow: list[Effect]) -> list[Effect]:
+    def _ask(self, req: Request, kind: str, title: str, detail: str, on_allow: list[Effect], *,
+             answer_later: bool = False, subject: str = "", can_remember: bool = False,
+             reason: str = "needs the person's consent", extra: dict[str, Any] | None = None) -> list[Effect]:
         self._pending.add(req.id)
-        self._consents[req.id] = _PendingConsent(req, on_allow, {})
-        return [AskConsent(req.id, kind, title, detail)]
+        self._consents[req.id] = _PendingConsent(req, on_allow, None if answer_later else {})
+        return [Decided(req.method, req.id, "asked", reason),
+                AskConsent(req.id, kind, title, detail, subject or title, can_remember, extra or {})]
 
     # ---- notifications and responses from the view ------------------------------------
 
@@ -487,10 +558,16 @@ class ViewSession:
         self._pending.discard(token)
         if self.state in (ViewState.CLOSED, ViewState.ERROR):
             return []
+        method = pending.request.method
         if not allowed:
-            return [Refused(pending.request.method, "declined by the person"),
-                    PostToView(rpc.error(token, rpc.REFUSED, f"{pending.request.method}: declined by the person"))]
-        return [*pending.effects_on_allow, PostToView(rpc.result(token, pending.reply_on_allow or {}))]
+            return [Decided(method, token, "declined", "declined by the person"),
+                    PostToView(rpc.error(token, rpc.REFUSED, f"{method}: declined by the person"))]
+        effects: list[Effect] = [Decided(method, token, "consented", "allowed by the person"), *pending.effects_on_allow]
+        if pending.reply_on_allow is None:
+            self._pending.add(token)  # still in flight: answered when the proxied request completes
+        else:
+            effects.append(PostToView(rpc.result(token, pending.reply_on_allow)))
+        return effects
 
     def pending_consents(self) -> list[RequestId]:
         return list(self._consents)
@@ -592,6 +669,14 @@ def _method_of(raw: Any) -> str | None:
     return method if isinstance(method, str) else None
 
 
+def _human_size(size: int) -> str:
+    for unit in ("bytes", "KB", "MB"):
+        if size < 1024 or unit == "MB":
+            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return f"{size} bytes"
+
+
 def _is_web_url(url: str) -> bool:
     try:
         parts = urlsplit(url)
@@ -607,4 +692,5 @@ _REQUEST_HANDLERS = {
     "ui/message": ViewSession._message,
     "ui/update-model-context": ViewSession._update_model_context,
     "ui/request-display-mode": ViewSession._request_display_mode,
+    "ui/download-file": ViewSession._download_file,
 }

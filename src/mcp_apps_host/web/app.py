@@ -41,7 +41,7 @@ that <code>mcp-apps-host serve</code> prints when it starts.</p></body>"""
 
 
 def host_app(host: Host, access: Access) -> Starlette:
-    page_csp = host_page_csp([host.sandbox_origin])
+    page_csp = host_page_csp(host.sandbox.page_sources)
 
     def signed_in(request: Request) -> bool:
         return access.token_ok(request.cookies.get(COOKIE))
@@ -74,6 +74,29 @@ def host_app(host: Host, access: Access) -> Starlette:
     async def servers(request: Request) -> Response:
         return api_guard(request) or JSONResponse({"servers": host.servers.snapshot()})
 
+    async def audit(request: Request) -> Response:
+        """The audit trail: `?format=jsonl` (default) or `json`, filtered by view, server, conversation,
+        direction, decision, method, since (epoch seconds)."""
+        if (refused := api_guard(request)) is not None:
+            return refused
+        if host.audit is None:
+            return PlainTextResponse("the audit trail is off", status_code=404)
+        q = request.query_params
+        filters: dict[str, Any] = {k: q[k] for k in ("view", "server", "conversation", "direction", "decision", "method")
+                                   if q.get(k)}
+        try:
+            if q.get("since"):
+                filters["since"] = float(q["since"])
+            limit = min(int(q.get("limit", "1000")), 10000)
+        except ValueError:
+            return PlainTextResponse("since must be a number and limit an integer", status_code=400)
+        await host.audit.drain()
+        if q.get("format", "jsonl") == "json":
+            rows = await asyncio.to_thread(host.audit.query, **filters, limit=limit)
+            return JSONResponse({"events": rows})
+        lines = await asyncio.to_thread(lambda: list(host.audit.export_jsonl(**filters)))
+        return Response("".join(lines), media_type="application/x-ndjson")
+
     async def health(request: Request) -> Response:
         return api_guard(request) or JSONResponse({"ok": True, "servers": {
             c.name: str(c.status) for c in host.servers.connections.values()}})
@@ -90,6 +113,7 @@ def host_app(host: Host, access: Access) -> Starlette:
         Route("/", index),
         Route("/api/servers", servers),
         Route("/api/health", health),
+        Route("/api/audit", audit),
         WebSocketRoute("/ws", ws),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ])
@@ -132,19 +156,45 @@ def _static_text(name: str) -> str:
 
 
 def sandbox_app(host: Host) -> Starlette:
+    def same_origin(request: Request, view_origin: str) -> bool:
+        # A view's proxy is served only on its own server's origin, so one server's view
+        # can never be loaded where another server's storage lives.
+        host_header = request.headers.get("host", "")
+        return host.sandbox.host_allowed(host_header) and view_origin.endswith("//" + host_header.lower())
+
     async def proxy(request: Request) -> Response:
         view = host.views.get(request.path_params["handle"])
-        if view is None:
+        if view is None or not same_origin(request, view.origin):
             return PlainTextResponse("no such view", status_code=404)
         # The CSP is the server-declared one for this view, built in Python: a real header,
         # which the inner srcdoc document inherits and cannot remove.
         return HTMLResponse(_static_text("proxy.html"), headers={**_PAGE_HEADERS, "Content-Security-Policy": view.csp_header})
 
-    async def sandbox_js(_request: Request) -> Response:
+    async def sandbox_js(request: Request) -> Response:
+        if not host.sandbox.host_allowed(request.headers.get("host")):
+            return PlainTextResponse("unknown Host header", status_code=421)
         return FileResponse(str(STATIC / "sandbox.js"), media_type="text/javascript",
                             headers={"X-Content-Type-Options": "nosniff"})
+
+    async def csp_report(request: Request) -> Response:
+        """The browser reports what a view's CSP blocked; the unguessable handle names the view."""
+        view = host.views.get(request.path_params["handle"])
+        body = await request.body()
+        if view is None or len(body) > host.limits.max_csp_report_bytes:
+            return Response(status_code=204)
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return Response(status_code=204)
+        reports = data if isinstance(data, list) else [data]
+        for item in reports[:20]:
+            report = item.get("csp-report") or item.get("body") if isinstance(item, dict) else None
+            if isinstance(report, dict) and hasattr(view.owner, "csp_violation"):
+                view.owner.csp_violation(view.handle, report)
+        return Response(status_code=204)
 
     return Starlette(routes=[
         Route("/proxy/{handle}", proxy),
         Route("/sandbox.js", sandbox_js),
+        Route("/csp-report/{handle}", csp_report, methods=["POST"]),
     ])
