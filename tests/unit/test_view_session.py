@@ -281,10 +281,25 @@ def test_update_model_context_keeps_latest():
 
 
 def test_request_display_mode_answers_with_mode_in_effect():
-    s = ready(make())
+    s = ready(make())  # declared no display modes: stays inline
     assert posts(s.receive(req(0, "ui/request-display-mode", {"mode": "fullscreen"}))) == [
         {"jsonrpc": "2.0", "id": 0, "result": {"mode": "inline"}}]
     assert posts(s.receive(req(1, "ui/request-display-mode", {"mode": "huge"})))[0]["error"]["code"] == -32602
+
+
+def test_display_mode_switch_for_a_view_that_declared_it():
+    s = make()
+    s.receive(note("ui/notifications/sandbox-proxy-ready"))
+    s.receive(req(0, "ui/initialize", {"appCapabilities": {"availableDisplayModes": ["inline", "fullscreen"]}}))
+    s.receive(note("ui/notifications/initialized"))
+    effects = s.receive(req(1, "ui/request-display-mode", {"mode": "fullscreen"}))
+    reply, changed = posts(effects)
+    assert reply["result"] == {"mode": "fullscreen"}
+    assert changed["method"] == "ui/notifications/host-context-changed" and changed["params"] == {"displayMode": "fullscreen"}
+    assert of(effects, vs.DisplayModeChanged)[0].mode == "fullscreen"
+    assert posts(s.receive(req(2, "ui/request-display-mode", {"mode": "pip"})))[0]["result"] == {"mode": "fullscreen"}
+    assert of(s.set_display_mode("inline"), vs.DisplayModeChanged)[0].mode == "inline"
+    assert s.set_display_mode("fullscreen") == []  # the person only ever takes a view back inline
 
 
 @pytest.mark.parametrize("method", ["sampling/createMessage", "tools/list", "made/up"])

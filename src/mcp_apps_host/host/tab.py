@@ -85,6 +85,8 @@ class TabSession:
                 self._cancel_call(msg.get("callId"))
             elif kind == "view-message":
                 self.viewhost.message(msg.get("view"), msg.get("message"))
+            elif kind == "view-display-mode":
+                self.viewhost.display_mode(msg.get("view"), msg.get("mode"))
             elif kind == "view-close":
                 self.viewhost.close(msg.get("view"), "closed by the person")
             elif kind == "theme":

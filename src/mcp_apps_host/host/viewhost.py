@@ -170,6 +170,11 @@ class ViewHost:
         if view is not None:
             self.apply(view, view.session.teardown(reason))
 
+    def display_mode(self, handle: Any, mode: Any) -> None:
+        view = self.views.get(handle) if isinstance(handle, str) else None
+        if view is not None and isinstance(mode, str):
+            self.apply(view, view.session.set_display_mode(mode))
+
     def context_changed(self, **changes: Any) -> None:
         for view in list(self.views.values()):
             self.apply(view, view.session.host_context_changed(**changes))
@@ -218,6 +223,8 @@ class ViewHost:
             self.emit({"type": "view-state", "view": handle, "state": str(effect.state), "error": effect.error})
             if effect.state in (vs.ViewState.CLOSED, vs.ViewState.ERROR):
                 self._forget(view, remove=effect.state == vs.ViewState.CLOSED)
+        elif isinstance(effect, vs.DisplayModeChanged):
+            self.emit({"type": "view-display-mode", "view": handle, "mode": effect.mode})
         elif isinstance(effect, vs.Resize):
             self.emit({"type": "view-size", "view": handle, "width": effect.width, "height": effect.height})
         elif isinstance(effect, vs.Log):
@@ -260,6 +267,10 @@ class ViewHost:
         view.timers.append(loop.call_later(seconds, lambda: self.apply(view, fire())))
 
     def _forget(self, view: LiveView, remove: bool) -> None:
+        for consent_id, (handle, _ask) in list(self._consents.items()):
+            if handle == view.handle:  # nobody is waiting for that answer any more
+                del self._consents[consent_id]
+                self.emit({"type": "consent-dismiss", "id": consent_id})
         for timer in view.timers:
             timer.cancel()
         for task in view.tasks.values():

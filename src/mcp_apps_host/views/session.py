@@ -102,6 +102,11 @@ class ModelContextUpdated:
 
 
 @dataclass(frozen=True)
+class DisplayModeChanged:
+    mode: str
+
+
+@dataclass(frozen=True)
 class Resize:
     width: int | None
     height: int | None
@@ -165,6 +170,7 @@ Effect = (
     | PostChatMessage
     | ModelContextUpdated
     | Resize
+    | DisplayModeChanged
     | Log
     | Refused
     | Decided
@@ -328,7 +334,7 @@ class ViewSession:
         }
 
     def available_display_modes(self) -> list[str]:
-        return ["inline"]
+        return list(DISPLAY_MODES)
 
     def host_context(self) -> dict[str, Any]:
         tool = dict(self.spec.tool.definition)
@@ -450,12 +456,30 @@ class ViewSession:
         mode = req.params.get("mode")
         if mode not in DISPLAY_MODES:
             return self._reject(req, rpc.INVALID_PARAMS, f'"mode" must be one of {", ".join(DISPLAY_MODES)}')
+        # Only modes the view declared (inline is always possible): a view that never said it
+        # can live fullscreen is not put there.
         declared = self.app_capabilities.get("availableDisplayModes")
-        allowed = mode in self.available_display_modes() and (not isinstance(declared, list) or mode in declared)
-        if allowed and mode != self.display_mode:
+        declared = declared if isinstance(declared, list) else []
+        allowed = mode in self.available_display_modes() and (mode == "inline" or mode in declared)
+        changed = allowed and mode != self.display_mode
+        if changed:
             self.display_mode = mode
         # Always answer with the mode in effect: the view's SDK throws on a reply without one.
-        return [PostToView(rpc.result(req.id, {"mode": self.display_mode}))]
+        effects: list[Effect] = [PostToView(rpc.result(req.id, {"mode": self.display_mode}))]
+        if changed:
+            effects += [DisplayModeChanged(mode),
+                        PostToView(rpc.notification("ui/notifications/host-context-changed", {"displayMode": mode}))]
+        return effects
+
+    def set_display_mode(self, mode: str) -> list[Effect]:
+        """The person changed the mode (e.g. Escape out of fullscreen); only ever back to one the view has had."""
+        if mode not in DISPLAY_MODES or mode == self.display_mode or self.state != ViewState.READY:
+            return []
+        if mode != "inline":
+            return []
+        self.display_mode = mode
+        return [DisplayModeChanged(mode),
+                PostToView(rpc.notification("ui/notifications/host-context-changed", {"displayMode": mode}))]
 
     def _ask(self, req: Request, kind: str, title: str, detail: str, on_allow: list[Effect], *,
              answer_later: bool = False, subject: str = "", can_remember: bool = False,
