@@ -6,7 +6,7 @@ import { el, jsonDetails, formatDuration, nearBottom } from "./dom.js";
 import { renderContent } from "./content.js";
 
 let send = () => false;
-let scroller, inner;
+let scroller, inner, emptyState;
 let pinned = true; // follow new content while the person is at the bottom
 let lastTop = 0;
 const cards = new Map(); // callId -> {card, started, ...parts}
@@ -16,6 +16,7 @@ export function initChat(sendFn) {
   send = sendFn;
   scroller = document.querySelector("[data-testid=conversation]");
   inner = scroller.querySelector(".conversation-inner");
+  emptyState = inner.querySelector(".empty-state").cloneNode(true);
   scroller.addEventListener("scroll", () => {
     // Only a scroll *up* unpins. Content growing below does not move scrollTop, and a scroll
     // event that fires after such growth must not be read as the person leaving the bottom.
@@ -158,6 +159,13 @@ export function callFailed(msg) {
   const cancelled = msg.cancelled === true;
   finish(c, cancelled ? "cancelled" : "failed", cancelled ? "Cancelled" : "Failed", msg.durationMs);
   c.result.replaceChildren(el("div", { class: cancelled ? "call-cancelled" : "call-error", "data-testid": "call-error" }, String(msg.error ?? (cancelled ? "Cancelled." : "Failed."))));
+}
+
+/** Host → page `conversation-reset`: start an empty column; the host replays what follows. */
+export function resetConversation() {
+  cards.clear();
+  inner.replaceChildren(emptyState.cloneNode(true));
+  pinned = true;
 }
 
 /** The WebSocket closed: the host cancels a tab's calls with its connection. */

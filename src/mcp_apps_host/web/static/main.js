@@ -3,17 +3,20 @@
 import { HostSocket } from "./socket.js";
 import { initThemeToggle, currentTheme, applyHostTheme } from "./theme.js";
 import { renderServers } from "./servers.js";
-import { initForm, pickerOpen } from "./form.js";
-import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost } from "./chat.js";
-import { initViews, viewMount, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewsLost } from "./views.js";
+import { initForm, pickerOpen, closePicker } from "./form.js";
+import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost, resetConversation } from "./chat.js";
+import { initViews, viewMount, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewsLost, viewsReset } from "./views.js";
 import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./consent.js";
 import { showBanner, hideBanner } from "./banner.js";
+import { initConversations, currentConversation, conversationOpened, renderConversations } from "./conversations.js";
 
 const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
 
 function hello() {
+  const conversation = currentConversation();
   return {
     type: "hello",
+    ...(conversation ? { conversation } : {}),
     theme: currentTheme(),
     locale: navigator.language,
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
@@ -50,6 +53,16 @@ initChat(send);
 initChatBox();
 initViews(send);
 initConsent(send);
+initConversations(send);
+
+/** Host → page `conversation-reset`: clear the column; the host replays the conversation next. */
+function conversationReset(msg) {
+  closePicker();
+  consentsLost();
+  viewsReset();
+  resetConversation();
+  conversationOpened(msg);
+}
 
 const routes = {
   servers: renderServers,
@@ -71,6 +84,8 @@ const routes = {
   "consent-dismiss": consentDismiss,
   "open-link": openLink,
   theme: applyHostTheme,
+  "conversation-reset": conversationReset,
+  conversations: renderConversations,
 };
 for (const [type, fn] of Object.entries(routes)) socket.on(type, fn);
 

@@ -229,6 +229,14 @@ export function viewsLost() {
   }
 }
 
+/** Host → page `conversation-reset`: the host dropped every view; their containers go with
+ *  the conversation column, and their frames must stop talking to us now. */
+export function viewsReset() {
+  for (const v of views.values()) if (v.iframe) v.iframe.remove();
+  views.clear();
+  document.documentElement.classList.remove("has-fullscreen-view");
+}
+
 /** Host → page `view-context`: the view's latest model context, as an expandable chip. */
 export function viewContext(msg) {
   const v = views.get(msg.view);
