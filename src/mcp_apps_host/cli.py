@@ -16,6 +16,8 @@ from typing import Any
 import uvicorn
 
 from . import __version__
+from .chat.agent import DEFAULT_MAX_STEPS, AgentLoop
+from .chat.models import make_adapter
 from .policy.consent import parse_consent_config, parse_sampling_config
 from .servers.config import ConfigError, ServerSpec, load_config_document, merge_specs, parse_config, parse_server_arg
 from .settings import limits_from_env
@@ -41,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--token", help="access token (default: a random one each start)")
         p.add_argument("--no-open", action="store_true", help="do not open a browser")
         p.add_argument("--db", metavar="URL", help="SQLAlchemy database URL (default: SQLite in ~/.local/share)")
+        p.add_argument("--model", default=None, metavar="SPEC",
+                       help="none (default: call tools directly), openai:MODEL (any OpenAI-compatible endpoint, "
+                            "key from OPENAI_API_KEY) or anthropic:MODEL (key from ANTHROPIC_API_KEY)")
+        p.add_argument("--model-base-url", default=None, metavar="URL",
+                       help="base URL of an OpenAI-compatible (or Anthropic-compatible) endpoint")
+        p.add_argument("--max-steps", type=int, default=None, help="model steps per turn before it must stop (default 8)")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return parser
 
@@ -63,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc = load_config_document(args.config) if args.config else {}
         specs = _specs(args, doc)
         policies = _policies(doc)
+        policies["agent"] = _agent(args, doc)
     except (ConfigError, ValueError) as exc:
         print(f"mcp-apps-host: {exc}", file=sys.stderr)
         return 2
@@ -87,6 +96,20 @@ def _policies(doc: dict[str, Any]) -> dict[str, Any]:
             raise ConfigError(f'"trust.{key}" must be a list of strings')
         lists[key] = value
     return {"consent": parse_consent_config(doc), "sampling": parse_sampling_config(doc), "trust": lists}
+
+
+def _agent(args: argparse.Namespace, doc: dict[str, Any]) -> AgentLoop | None:
+    """The model from --model / --model-base-url, else from the config file's "model" section."""
+    section = doc.get("model", {})
+    if not isinstance(section, dict):
+        raise ConfigError('"model" must be an object like {"spec": "openai:MODEL", "baseUrl": "http://…", "maxSteps": 8}')
+    spec = args.model or section.get("spec") or "none"
+    base_url = args.model_base_url or section.get("baseUrl")
+    max_steps = args.max_steps or section.get("maxSteps") or DEFAULT_MAX_STEPS
+    if not isinstance(spec, str) or not (base_url is None or isinstance(base_url, str)) or not isinstance(max_steps, int):
+        raise ConfigError('"model": spec and baseUrl must be strings and maxSteps an integer')
+    adapter = make_adapter(spec, base_url)
+    return AgentLoop(adapter, max_steps=max_steps) if adapter is not None else None
 
 
 async def serve(specs: list[ServerSpec], args: argparse.Namespace, policies: dict[str, Any]) -> int:
@@ -118,6 +141,7 @@ async def serve(specs: list[ServerSpec], args: argparse.Namespace, policies: dic
             "audit": AuditLog(store.engine),
             "consent": ConsentPolicy(policies["consent"], RememberedStore(store.engine)),
             "sampling": SamplingPolicy(policies["sampling"]),
+            "agent": policies["agent"],
             "trust": TemplateTrust(store.engine, trust["allowHashes"], trust["blockHashes"], trust["allowServers"],
                                    trust["blockServers"]),
         }
@@ -155,6 +179,8 @@ async def serve(specs: list[ServerSpec], args: argparse.Namespace, policies: dic
         await asyncio.sleep(0.02)
     url = f"{host_origin}/?token={token}"
     print(f"mcp-apps-host is running at {url}", flush=True)
+    agent = policies["agent"]
+    print(f"model: {agent.adapter.label}" if agent else "model: none (call tools with /call SERVER TOOL [JSON])", flush=True)
     if sandbox.per_server:
         print(f"views run on per-server sandbox origins under {sandbox.page_sources[0]}", flush=True)
     else:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from mcp.server.apps import Apps
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_apps_host import __version__
@@ -108,6 +108,7 @@ apps.add_html_resource(
 @apps.tool(
     resource_uri=VIEW_URI,
     name="show-chart",
+    annotations=ToolAnnotations(readOnlyHint=True),
     title="Show metric chart",
     description=(
         "Show a monthly chart of a business metric (revenue, users or latency) for the last N months. "
@@ -123,6 +124,7 @@ def show_chart(metric: Metric = "revenue", months: Months = 12) -> CallToolResul
     resource_uri=VIEW_URI,
     visibility=["app"],
     name="chart-data",
+    annotations=ToolAnnotations(readOnlyHint=True),
     description="Series for the chart view when the person switches metric (called by the view only).",
 )
 def chart_data(metric: Metric = "revenue", months: Months = 12) -> CallToolResult:
@@ -135,6 +137,7 @@ mcp = MCPServer("chart", version=__version__, extensions=[apps])
 
 @mcp.tool(
     name="slow-report",
+    annotations=ToolAnnotations(readOnlyHint=True),
     title="Slow report",
     description=(
         "Build a report that takes a while (default 5 seconds), reporting progress about every "

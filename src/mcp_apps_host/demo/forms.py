@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -58,6 +59,7 @@ apps.add_html_resource(
 @apps.tool(
     resource_uri=VIEW_URI,
     name="feedback-form",
+    annotations=ToolAnnotations(readOnlyHint=True),
     title="Feedback form",
     description=(
         "Show the person a feedback form (name, 1-5 star rating, comment). Any fields given here are "
@@ -110,6 +112,7 @@ mcp = MCPServer("forms", version=__version__, extensions=[apps])
 
 @mcp.tool(
     name="list-feedback",
+    annotations=ToolAnnotations(readOnlyHint=True),
     title="List feedback",
     description="List the feedback submitted through the feedback form since the server started.",
 )

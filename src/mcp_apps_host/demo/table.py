@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -130,6 +131,7 @@ apps.add_html_resource(
 @apps.tool(
     resource_uri=VIEW_URI,
     name="browse-table",
+    annotations=ToolAnnotations(readOnlyHint=True),
     title="Browse products",
     description=(
         f"Browse a catalogue of {ROW_COUNT} products (name, category, price, stock, rating) in an "
@@ -148,6 +150,7 @@ def browse_table(
     resource_uri=VIEW_URI,
     visibility=["app"],
     name="table-page",
+    annotations=ToolAnnotations(readOnlyHint=True),
     description="One page of products for the table view (called by the view only).",
 )
 def table_page(

@@ -7,6 +7,7 @@ import re
 import secrets
 from dataclasses import dataclass, field
 
+from ..chat.agent import AgentLoop
 from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.csp import build_view_csp
 from ..policy.trust import TemplateTrust
@@ -82,6 +83,7 @@ class Host:
     consent: ConsentPolicy = field(default_factory=ConsentPolicy)
     sampling: SamplingPolicy = field(default_factory=lambda: SamplingPolicy({}))
     trust: TemplateTrust | None = None
+    agent: AgentLoop | None = None  # None: no model, tools are called directly
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     views: dict[str, MountedView] = field(default_factory=dict)
     saved_templates: set[str] = field(default_factory=set)  # hashes already in the store

@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
+from ..chat.markdown import render_markdown
 from ..servers.catalog import ToolEntry, tool_entry
 from ..servers.connection import ProgressFn, ServerUnavailable
 from ..servers.templates import Template, TemplateError
@@ -24,7 +25,8 @@ from ..views.jsonrpc import INTERNAL_ERROR
 from ..views.theme import host_styles, parse_theme
 from .core import Host
 from .journal import Journal
-from .viewhost import CallFailed, LiveView, ViewHost, template_from_store, template_meta
+from .turns import Turns
+from .viewhost import CallFailed, LiveView, ViewHost, ViewListener, template_from_store, template_meta
 
 log = logging.getLogger("mcp_apps_host.tab")
 
@@ -34,13 +36,14 @@ HELP = (
 )
 
 
-class TabSession:
+class TabSession(ViewListener):
     def __init__(self, host: Host, outbox: asyncio.Queue[dict[str, Any]]) -> None:
         self.host = host
         self._outbox = outbox
         self.env = vs.HostEnvironment(styles=host_styles())
-        self.viewhost = ViewHost(host, self.env, self.emit, self._run_view_call, self._view_chat_message,
+        self.viewhost = ViewHost(host, self.env, self.emit, self._run_view_call, self,
                                  lambda: self.conversation.id if self.conversation else None)
+        self.turns = Turns(self, host.agent) if host.agent is not None else None
         self.journal = Journal(host.store.conversations) if host.store else None
         self.conversation: Conversation | None = None
         self._calls: dict[int, asyncio.Task[None]] = {}
@@ -59,9 +62,9 @@ class TabSession:
     def notice(self, text: str, level: str = "info", keep: bool = False) -> None:
         self.emit({"type": "notice", "level": level, "text": text})
         if keep:
-            self._keep("notice", {"level": level, "text": text})
+            self.keep_display("notice", {"level": level, "text": text})
 
-    def _keep(self, kind: str, data: dict[str, Any]) -> int | None:
+    def keep_display(self, kind: str, data: dict[str, Any]) -> int | None:
         if self.journal is None or self.conversation is None:
             return None
         return self.journal.append(self.conversation.id, kind, data)
@@ -81,6 +84,9 @@ class TabSession:
                 self._chat(msg.get("text"))
             elif kind == "call":
                 self._call_from_page(msg.get("server"), msg.get("tool"), msg.get("arguments", {}))
+            elif kind == "stop":
+                if self.turns is not None:
+                    self.turns.stop()
             elif kind == "cancel":
                 self._cancel_call(msg.get("callId"))
             elif kind == "view-message":
@@ -140,8 +146,15 @@ class TabSession:
                 lines.append(f"{s['name']} ({s['status']}): {tools}")
             self.notice("\n".join(lines) or "No servers are configured.")
             return
+        if not text.startswith("/"):
+            if self.turns is None:
+                self.notice("There is no model in this console (start it with --model): call tools with "
+                            "/call SERVER TOOL [JSON]. " + HELP)
+            else:
+                self.turns.say(text)
+            return
         if not text.startswith("/call"):
-            self.notice("There is no model in this console: call tools with /call SERVER TOOL [JSON]. " + HELP)
+            self.notice(f"Unknown command {text.split()[0]!r}. " + HELP, "error")
             return
         parts = text.split(maxsplit=3)
         if parts[0] != "/call" or len(parts) < 3:
@@ -205,12 +218,20 @@ class TabSession:
         self.emit({"type": "conversation-reset", "id": conv.id, "title": conv.title})
         await self._send_conversation_list()
         items = await self.journal.call(repo.items, conv.id)
+        if self.turns is not None:
+            self.turns.stop()
+            self.turns.load([i.data for i in items if i.kind == "history"])
         for item in items:
             await self._replay(item)
 
     async def _replay(self, item: Item) -> None:
         data = item.data
-        if item.kind == "notice":
+        if item.kind == "user":
+            self.emit({"type": "user-message", "text": data.get("text", "")})
+        elif item.kind == "assistant":
+            text = str(data.get("text", ""))
+            self.emit({"type": "assistant-done", "turn": None, "text": text, "html": render_markdown(text)})
+        elif item.kind == "notice":
             self.emit({"type": "notice", "level": data.get("level", "info"), "text": data.get("text", "")})
         elif item.kind == "view-message":
             self.emit({"type": "chat-message", **data, "view": None})
@@ -218,7 +239,7 @@ class TabSession:
             await self._replay_call(data)
 
     async def _replay_call(self, data: dict[str, Any]) -> None:
-        call_id = self._new_call_id()
+        call_id = self.new_call_id()
         status = data.get("status")
         self.emit({"type": "call-started", "callId": call_id, "server": data.get("server"), "tool": data.get("tool"),
                    "arguments": data.get("arguments", {}), "source": data.get("source", "person")})
@@ -256,7 +277,7 @@ class TabSession:
 
     # ---- tool calls ------------------------------------------------------------------------------
 
-    def _new_call_id(self) -> int:
+    def new_call_id(self) -> int:
         call_id = self._next_call
         self._next_call += 1
         return call_id
@@ -283,7 +304,7 @@ class TabSession:
             self.notice(f"tool {tool!r} of server {server!r} is only callable by its app "
                         f"(visibility {sorted(entry.visibility)})", "error")
             return
-        call_id = self._new_call_id()
+        call_id = self.new_call_id()
         self._calls[call_id] = asyncio.create_task(self._run_call(call_id, entry, arguments))
 
     async def _run_call(self, call_id: int, entry: ToolEntry, arguments: dict[str, Any]) -> None:
@@ -291,12 +312,12 @@ class TabSession:
                                   "definition": entry.definition, "status": "running"}
         # The call and the view start together: the template is normally cached, and a view
         # held back for the person's review must not hold back the call.
-        call = asyncio.create_task(self._tracked_call(call_id, entry.server, entry.name, arguments, "person",
+        call = asyncio.create_task(self.tracked_call(call_id, entry.server, entry.name, arguments, "person",
                                                       record=record))
         view: LiveView | None = None
         try:
             if entry.resource_uri:
-                view = await self._mount(call_id, entry, record)
+                view = await self.mount_view(call_id, entry, record)
                 if view is not None:
                     self.viewhost.apply(view, view.session.tool_input(arguments))
             try:
@@ -314,7 +335,7 @@ class TabSession:
         if view is not None:
             self.viewhost.apply(view, view.session.tool_result(result))
 
-    async def _mount(self, call_id: int, entry: ToolEntry, record: dict[str, Any]) -> LiveView | None:
+    async def mount_view(self, call_id: int, entry: ToolEntry, record: dict[str, Any]) -> LiveView | None:
         assert entry.resource_uri
         try:
             template = await self.host.servers.template(entry.server, entry.resource_uri)
@@ -365,14 +386,14 @@ class TabSession:
 
     async def _run_view_call(self, server: str, tool: str, arguments: dict[str, Any], on_progress: ProgressFn) -> dict[str, Any]:
         record = {"server": server, "tool": tool, "arguments": arguments, "source": "view", "status": "running"}
-        return await self._tracked_call(self._new_call_id(), server, tool, arguments, "view", on_progress, record)
+        return await self.tracked_call(self.new_call_id(), server, tool, arguments, "view", on_progress, record)
 
-    async def _tracked_call(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: str,
+    async def tracked_call(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: str,
                             on_progress: ProgressFn | None = None, record: dict[str, Any] | None = None) -> dict[str, Any]:
         """One tool call as the conversation shows it (started, progress, finished or failed), kept on record."""
         started = time.monotonic()
         record = record if record is not None else {}
-        key = self._keep("tool-call", record)
+        key = self.keep_display("tool-call", record)
 
         def finish(status: str, result: dict[str, Any] | None, error: str | None) -> None:
             duration = round((time.monotonic() - started) * 1000)
@@ -417,17 +438,40 @@ class TabSession:
 
     # ---- what views send into the conversation ------------------------------------------------
 
-    def _view_chat_message(self, view: LiveView, message: vs.PostChatMessage) -> None:
+    def chat_message(self, view: LiveView, message: vs.PostChatMessage) -> None:
         text = "\n".join(str(b.get("text", f"[{b.get('type')}]")) for b in message.content)
         data = {"role": message.role, "source": view.server, "text": text}
         self.emit({"type": "chat-message", **data, "view": view.handle})
-        self._keep("view-message", data)
+        self.keep_display("view-message", data)
+        if self.turns is not None:
+            self.turns.say(text, source=view.server)  # the person approved it: it is their message now
+
+    def model_context(self, view: LiveView, update: vs.ModelContextUpdated) -> None:
+        if self.turns is not None:
+            self.turns.context.update(view.handle, view.server, view.session.spec.tool.name,
+                                      update.content, update.structured_content)
+
+    def view_gone(self, view: LiveView) -> None:
+        if self.turns is not None:
+            self.turns.context.forget(view.handle)
+
+    async def ask_model_consent(self, entry: ToolEntry, arguments: dict[str, Any]) -> bool:
+        can_remember = self.host.consent.can_remember(entry.server, entry.name)
+        allow, remember = await self.viewhost.ask_person(
+            "tool-call", entry.server, f"The model wants to call {entry.server} · {entry.name}",
+            f"{entry.server} · {entry.name}\n{json.dumps(arguments, ensure_ascii=False, indent=2)}", entry.name,
+            can_remember)
+        if allow and remember and can_remember:
+            self.host.consent.remember_allow(entry.server, entry.name)
+        return allow
 
     # ---- end of the tab ----------------------------------------------------------------------------
 
     async def close(self) -> None:
         """The tab went away: nobody can answer a teardown, so drop everything at once."""
         self._unsubscribe()
+        if self.turns is not None:
+            self.turns.stop()
         for task in list(self._calls.values()):
             task.cancel()
         self.viewhost.drop_all("the page was closed")

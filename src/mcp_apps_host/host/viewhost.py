@@ -57,16 +57,26 @@ class LiveView:
         return self.session.spec.server
 
 
+class ViewListener:
+    """What the conversation wants to hear about views (the defaults ignore it)."""
+
+    def chat_message(self, view: LiveView, message: vs.PostChatMessage) -> None: ...
+
+    def model_context(self, view: LiveView, update: vs.ModelContextUpdated) -> None: ...
+
+    def view_gone(self, view: LiveView) -> None: ...
+
+
 class ViewHost:
     def __init__(self, host: Host, env: vs.HostEnvironment, emit: Emit, run_view_call: ViewCallRunner,
-                 on_chat_message: Callable[[LiveView, vs.PostChatMessage], None],
-                 conversation: Callable[[], str | None] = lambda: None) -> None:
+                 listener: ViewListener | None = None, conversation: Callable[[], str | None] = lambda: None) -> None:
         self.host = host
         self.env = env
         self.emit = emit
         self._run_view_call = run_view_call
-        self._on_chat_message = on_chat_message
+        self._listener = listener or ViewListener()
         self._conversation = conversation
+        self._person: dict[int, asyncio.Future[tuple[bool, bool]]] = {}  # consents not tied to a view
         self.views: dict[str, LiveView] = {}
         self._consents: dict[int, tuple[str, vs.AskConsent]] = {}
         self._next_consent = 0
@@ -179,7 +189,24 @@ class ViewHost:
         for view in list(self.views.values()):
             self.apply(view, view.session.host_context_changed(**changes))
 
+    def ask_person(self, kind: str, server: str, title: str, detail: str, subject: str,
+                   can_remember: bool) -> asyncio.Future[tuple[bool, bool]]:
+        """A consent question that belongs to no view (a model's tool call): resolves to (allow, remember)."""
+        consent_id = self._next_consent
+        self._next_consent += 1
+        answer: asyncio.Future[tuple[bool, bool]] = asyncio.get_running_loop().create_future()
+        self._person[consent_id] = answer
+        answer.add_done_callback(lambda _f: self._person.pop(consent_id, None))
+        self.emit({"type": "consent", "id": consent_id, "kind": kind, "server": server, "view": None, "title": title,
+                   "detail": detail, "subject": subject, "canRemember": can_remember})
+        return answer
+
     def consent_reply(self, consent_id: Any, allow: bool, remember: bool = False) -> None:
+        person = self._person.get(consent_id) if isinstance(consent_id, int) else None
+        if person is not None:
+            if not person.done():
+                person.set_result((allow, remember))
+            return
         entry = self._consents.pop(consent_id, None) if isinstance(consent_id, int) else None
         if entry is None:
             return
@@ -253,10 +280,11 @@ class ViewHost:
         elif isinstance(effect, vs.OpenLink):
             self.emit({"type": "open-link", "url": effect.url})
         elif isinstance(effect, vs.PostChatMessage):
-            self._on_chat_message(view, effect)
+            self._listener.chat_message(view, effect)
         elif isinstance(effect, vs.ModelContextUpdated):
             summary = json_text({"content": effect.content, "structuredContent": effect.structured_content})
             self.emit({"type": "view-context", "view": handle, "text": summary[:2000]})
+            self._listener.model_context(view, effect)
         elif isinstance(effect, vs.StartInitTimer):
             self._timer(view, effect.seconds, view.session.init_timed_out)
         elif isinstance(effect, vs.StartTeardownTimer):
@@ -278,6 +306,7 @@ class ViewHost:
         view.tasks.clear()
         self.views.pop(view.handle, None)
         self.host.unregister_view(view.handle)
+        self._listener.view_gone(view)
         if remove:
             self.emit({"type": "view-remove", "view": view.handle})
 

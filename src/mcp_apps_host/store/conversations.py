@@ -19,7 +19,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from .db import Base
 
-ITEM_KINDS = ("user", "assistant", "tool-call", "view-message", "notice")
+# "history" items are what the model saw (not shown); the others are what the page shows.
+ITEM_KINDS = ("user", "assistant", "tool-call", "view-message", "notice", "history")
 
 
 class ConversationRow(Base):

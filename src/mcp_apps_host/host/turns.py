@@ -1,0 +1,235 @@
+"""A person's message to the model, and everything the turn does: streamed text, tool calls
+with their views (mounted while the arguments stream), results, and the Stop button."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..chat import events as ev
+from ..chat.agent import AgentLoop, ToolOutcome
+from ..chat.history import HistoryItem, ModelContextStore, UserMessage, item_from_dict, item_to_dict
+from ..chat.markdown import render_markdown
+from ..chat.tools import ToolTable, tool_table_from_entries
+from ..servers.catalog import ToolEntry
+from ..views import session as vs
+from .viewhost import CallFailed, LiveView
+
+if TYPE_CHECKING:
+    from .tab import TabSession
+
+log = logging.getLogger("mcp_apps_host.turns")
+
+
+@dataclass
+class _ModelCall:
+    """One tool call the model is making, from its first streamed byte to its result."""
+
+    call_id: int
+    entry: ToolEntry | None
+    record: dict[str, Any]
+    view: LiveView | None = None
+    mounting: asyncio.Task[LiveView | None] | None = None
+    input_sent: bool = False
+    waiting: list[Callable[[LiveView], None]] = field(default_factory=list)  # view updates before it is mounted
+
+    def to_view(self, update: Callable[[LiveView], None]) -> None:
+        if self.view is not None:
+            update(self.view)
+        elif self.mounting is not None:
+            self.waiting.append(update)
+
+
+class Turns:
+    def __init__(self, tab: TabSession, loop: AgentLoop) -> None:
+        self.tab = tab
+        self.loop = loop
+        self.history: list[HistoryItem] = []
+        self.context = ModelContextStore()
+        self.task: asyncio.Task[None] | None = None
+        self._queued: list[str] = []
+        self._calls: dict[str, _ModelCall] = {}
+        self._text: list[str] = []
+        self._turn = 0
+        self._tools: ToolTable | None = None
+
+    # ---- conversation switching -------------------------------------------------------------------
+
+    def load(self, stored: list[dict[str, Any]]) -> None:
+        self.history = []
+        for data in stored:
+            try:
+                self.history.append(item_from_dict(data))
+            except (KeyError, TypeError, ValueError):
+                log.warning("skipped a stored history item that no longer parses")
+        self.context = ModelContextStore()
+
+    def stop(self) -> None:
+        self._queued.clear()
+        if self.task is not None:
+            self.task.cancel()
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    # ---- starting a turn -------------------------------------------------------------------------------
+
+    def say(self, text: str, source: str | None = None) -> None:
+        """A message from the person (or, approved by them, from a view) for the model."""
+        if self.running:
+            self._queued.append(text)
+            self.tab.notice("The model is still answering; your message goes next (Stop to interrupt).")
+            return
+        self.task = asyncio.create_task(self._run(text, source))
+
+    async def _run(self, text: str, source: str | None) -> None:
+        tab = self.tab
+        self._turn += 1
+        self._text = []
+        tab.emit({"type": "turn-state", "running": True})
+        if source is None:  # the page shows what the person typed at once; it is on record for a replay
+            tab.keep_display("user", {"text": text})
+        # What views shared since the last turn goes first, labelled as theirs; then the message.
+        for item in [*self.context.take_pending(), UserMessage(text)]:
+            self._remember(item)
+        self._tools = tool_table_from_entries(
+            t for conn in tab.host.servers.connections.values() for t in conn.tools.values())
+        try:
+            await self.loop.run_turn(list(self.history), self._tools, self._execute, self._on_event,
+                                     on_item=self._remember)
+        except asyncio.CancelledError:
+            self._finish_text()
+            for call in self._calls.values():
+                if call.view is not None:
+                    tab.viewhost.apply(call.view, _cancel(call.view, "stopped by the person"))
+            tab.notice("Stopped.")
+            raise
+        finally:
+            self._calls.clear()
+            tab.emit({"type": "turn-state", "running": False})
+            if self._queued:
+                asyncio.get_running_loop().call_soon(self.say, self._queued.pop(0))
+
+    def _remember(self, item: HistoryItem) -> None:
+        self.history.append(item)
+        self.tab.keep_display("history", item_to_dict(item))
+
+    # ---- what the model does ----------------------------------------------------------------------------
+
+    def _on_event(self, event: ev.Event) -> None:  # noqa: C901 - one branch per event
+        tab = self.tab
+        if isinstance(event, ev.TextDelta):
+            self._text.append(event.text)
+            tab.emit({"type": "assistant-delta", "turn": self._turn, "text": event.text})
+        elif isinstance(event, ev.TurnFinished):
+            self._finish_text()
+        elif isinstance(event, ev.ToolCallStarted):
+            self._finish_text()
+            self._started(event)
+        elif isinstance(event, ev.ToolCallArgsDelta):
+            call = self._calls.get(event.call_id)
+            if call is not None and event.parsed is not None and not call.input_sent:
+                parsed = event.parsed
+                call.to_view(lambda v: tab.viewhost.apply(v, v.session.tool_input_partial(parsed)))
+        elif isinstance(event, ev.ToolCallFinished):
+            call = self._calls.get(event.call_id)
+            if call is not None:
+                call.input_sent = True
+                call.record["arguments"] = event.arguments
+                arguments = event.arguments
+                call.to_view(lambda v: tab.viewhost.apply(v, v.session.tool_input(arguments)))
+        elif isinstance(event, (ev.ToolCallInvalid, ev.ToolCallCancelled)):
+            call = self._calls.get(event.call_id)
+            reason = event.error if isinstance(event, ev.ToolCallInvalid) else event.reason
+            if call is not None:
+                call.to_view(lambda v: tab.viewhost.apply(v, _cancel(v, reason)))
+                tab.emit({"type": "call-failed", "callId": call.call_id, "error": reason, "durationMs": 0,
+                          "cancelled": isinstance(event, ev.ToolCallCancelled)})
+        elif isinstance(event, ev.StepLimitReached):
+            tab.notice(event.message, keep=True)
+        elif isinstance(event, ev.ModelError):
+            self._finish_text()
+            tab.notice(f"The model failed: {event.message}", "error", keep=True)
+
+    def _finish_text(self) -> None:
+        text = "".join(self._text).strip()
+        self._text = []
+        if text:
+            html = render_markdown(text)
+            self.tab.emit({"type": "assistant-done", "turn": self._turn, "text": text, "html": html})
+            self.tab.keep_display("assistant", {"text": text})
+
+    def _started(self, event: ev.ToolCallStarted) -> None:
+        tab = self.tab
+        table_entry = self._tools.resolve(event.name) if self._tools is not None else None
+        entry = tab.host.servers.tool(*table_entry) if table_entry else None
+        call_id = tab.new_call_id()
+        record: dict[str, Any] = {"server": entry.server if entry else None, "tool": entry.name if entry else event.name,
+                                  "arguments": {}, "source": "model", "status": "running",
+                                  "definition": entry.definition if entry else None}
+        call = _ModelCall(call_id, entry, record)
+        self._calls[event.call_id] = call
+        if entry is not None and entry.resource_uri:
+            # Mount at once: the template is cached, so the view is up while the arguments stream.
+            call.mounting = asyncio.create_task(tab.mount_view(call_id, entry, record))
+
+            def mounted(task: asyncio.Task[LiveView | None]) -> None:
+                if task.cancelled() or task.exception() is not None or task.result() is None:
+                    call.waiting.clear()
+                    return
+                call.view = task.result()
+                for update in call.waiting:
+                    update(call.view)  # type: ignore[arg-type]
+                call.waiting.clear()
+
+            call.mounting.add_done_callback(mounted)
+
+    async def _execute(self, server: str, tool: str, arguments: dict[str, Any], model_call_id: str) -> ToolOutcome:
+        tab = self.tab
+        call = self._calls.get(model_call_id)
+        entry = tab.host.servers.tool(server, tool)
+        if call is None or entry is None:
+            return ToolOutcome.error(f"tool {tool!r} of server {server!r} is not available")
+        if call.mounting is not None:
+            await asyncio.wait([call.mounting])
+        decision, reason = tab.host.consent.decide(server, entry, "model")
+        tab.viewhost.audit(None, "model->host", "tools/call", call.call_id, "allowed" if decision == "allow"
+                           else "refused" if decision == "deny" else "asked", reason,
+                           {"name": tool, "arguments": arguments}, server=server)
+        if decision == "deny" or (decision == "ask" and not await tab.ask_model_consent(entry, arguments)):
+            why = reason if decision == "deny" else "the person declined"
+            result = {"content": [{"type": "text", "text": f"Not run: {why}."}], "isError": True}
+            tab.emit({"type": "call-started", "callId": call.call_id, "server": server, "tool": tool,
+                      "arguments": arguments, "source": "model"})
+            tab.emit({"type": "call-failed", "callId": call.call_id, "error": f"not run: {why}", "durationMs": 0,
+                      "cancelled": False})
+            call.record.update(arguments=arguments, status="failed", error=f"not run: {why}", durationMs=0)
+            tab.keep_display("tool-call", call.record)
+            if call.view is not None:
+                tab.viewhost.apply(call.view, _cancel(call.view, why))
+            return ToolOutcome.from_call_result(result)
+        try:
+            result = await tab.tracked_call(call.call_id, server, tool, arguments, "model", record=call.record)
+        except CallFailed as exc:
+            result = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+        except asyncio.CancelledError:
+            if call.view is not None:
+                tab.viewhost.apply(call.view, _cancel(call.view, "stopped by the person"))
+            raise
+        if call.view is not None:
+            view = call.view
+            if not call.input_sent:
+                tab.viewhost.apply(view, view.session.tool_input(arguments))
+            tab.viewhost.apply(view, view.session.tool_result(result))
+        return ToolOutcome.from_call_result(result)
+
+
+def _cancel(view: LiveView, reason: str) -> list[vs.Effect]:
+    try:
+        return view.session.tool_cancelled(reason)
+    except vs.IllegalTransition:
+        return []  # it already has its result
