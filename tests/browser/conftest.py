@@ -1,11 +1,13 @@
 """Fixtures for the browser tests (helpers and process launchers are in harness.py).
 
-- ``chromium``: one headless Debian Chromium for the whole session.
+- ``chromium``: one headless Debian Chromium per test module.
 - ``start_host(servers=None, config=None, extra_args=())`` -> ``Host`` with ``url``,
   ``origin``, ``port``, ``sandbox_port``, ``token``, ``log_text()``; killed at teardown.
   ``start_host_shared``: the same, kept for the whole module.
-- ``page_for(host, wait_ready=True)``: a new context and page at ``host.url``, with
-  ``page.console_lines``; waits until every server is connected unless told not to.
+- ``page_for(host, wait_ready=True, new_conversation=False)``: a new context and page at
+  ``host.url``, with ``page.console_lines``; waits until every server is connected unless
+  told not to; ``new_conversation=True`` leaves the replayed last conversation for an
+  empty one (for tests sharing a host).
 - ``npm_peer_http(bin, *args)`` -> ``http://127.0.0.1:PORT/mcp``; ``npm_peer_http_shared``
   per module; ``npm_peer_stdio(bin, *args)`` -> a command line for ``--server NAME=...``.
 - ``sample_pdf``: path of a small 3-page PDF.
@@ -31,6 +33,7 @@ from harness import (
     PeerLauncher,
     attach_console,
     peer_stdio_command,
+    start_new_conversation,
     tail,
     wait_servers,
     write_sample_pdf,
@@ -38,7 +41,9 @@ from harness import (
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 
-@pytest.fixture(scope="session")
+# One browser per module, not per session: sync Playwright keeps an asyncio loop running in
+# the main thread while it is open, and tests elsewhere that call asyncio.run() would fail.
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: run scripts/test, which installs Debian's chromium")
@@ -66,7 +71,8 @@ def start_host_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host
 def page_for(chromium: Browser) -> Iterator[Callable[..., Page]]:
     contexts: list[BrowserContext] = []
 
-    def open_page(host: Host, *, wait_ready: bool = True, timeout: float = 60.0) -> Page:
+    def open_page(host: Host, *, wait_ready: bool = True, new_conversation: bool = False,
+                  timeout: float = 60.0) -> Page:
         context = chromium.new_context(viewport={"width": 1280, "height": 900})
         contexts.append(context)
         page = context.new_page()
@@ -74,6 +80,8 @@ def page_for(chromium: Browser) -> Iterator[Callable[..., Page]]:
         LIVE_PAGES.append(page)
         page.goto(host.url)
         page.locator("[data-testid=chat-input]").wait_for(state="visible", timeout=30_000)
+        if new_conversation:
+            start_new_conversation(page)
         if wait_ready:
             # A /call typed before the servers are up would be raced against start-up.
             wait_servers(page, host, timeout=timeout)

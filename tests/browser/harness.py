@@ -228,6 +228,40 @@ def call_tool(page: Page, server: str, tool: str, args: dict[str, Any] | None = 
     box.press("Enter")
 
 
+def start_new_conversation(page: Page, timeout: float = 15_000) -> None:
+    """Switch the page to a fresh, empty conversation. A new page opens the host's most
+    recent conversation and replays it, live views included; tests that share one host
+    start from a blank page with this."""
+    current = page.locator("[data-testid=conversation-item].current")
+    current.wait_for(state="attached", timeout=timeout)
+    old = current.get_attribute("data-id")
+    page.locator("[data-testid=conversation-new]").click(timeout=timeout)
+    page.wait_for_function(
+        """old => {
+            const c = document.querySelector("[data-testid=conversation-item].current");
+            return c !== null && c.dataset.id !== old;
+        }""",
+        arg=old, timeout=timeout,
+    )
+
+
+def answer_consent(page: Page, kind: str, allow: bool = True, expect_text: str | None = None,
+                   timeout: float = 15_000) -> str:
+    """Wait for the consent dialog of ``kind``, check it mentions ``expect_text``, answer it
+    and wait until it is gone. Returns the dialog's text."""
+    dialog = page.locator(f"[data-testid=consent][data-kind={kind}]")
+    dialog.wait_for(state="visible", timeout=timeout)
+    handle = dialog.element_handle(timeout=timeout)
+    text = dialog.inner_text()
+    if expect_text is not None and expect_text not in text:
+        raise AssertionError(f"the {kind} consent dialog does not mention {expect_text!r}: {text!r}")
+    # The buttons are enabled only after a short delay (against click-jacking); click waits.
+    button = "[data-testid=consent-allow]" if allow else "[data-testid=consent-deny]"
+    dialog.locator(button).click(timeout=timeout)
+    handle.wait_for_element_state("hidden", timeout=timeout)
+    return text
+
+
 def view_locator(page: Page, server: str, tool: str) -> Locator:
     """The newest view of SERVER/TOOL."""
     return page.locator(f'[data-testid=view][data-server="{server}"][data-tool="{tool}"]').last

@@ -23,6 +23,7 @@ from harness import (
     Host,
     HostLauncher,
     PeerLauncher,
+    answer_consent,
     call_tool,
     peer_stdio_command,
     sample_pdf_page_text,
@@ -84,7 +85,8 @@ def peers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture
 def page(peers: Peers, page_for: Callable[..., Page]) -> Page:
-    return page_for(peers.host)
+    # The host keeps conversations: start each test on an empty one, not a replay of the last.
+    return page_for(peers.host, new_conversation=True)
 
 
 def show(page: Page, server: str, tool: str, args: dict[str, Any] | None = None,
@@ -140,6 +142,9 @@ def test_customer_segmentation_renders_its_customers(page: Page) -> None:
     legend = view_frame(view).locator("#legend .legend-item")
     # The app fetches its data with its own tools/call (app -> host -> server) 100 ms after
     # start, possibly before the handshake finished; the legend appears only with the data.
+    # The tool is visible to the model too, so the host asks the person first.
+    expect(legend).to_have_count(0)
+    answer_consent(page, "tool-call", expect_text="get-customer-data")
     expect(legend).to_have_count(4, timeout=APP_RENDER_MS)
     names = [n.strip() for n in legend.locator(".legend-label").all_inner_texts()]
     assert sorted(names) == ["Enterprise", "Mid-Market", "SMB", "Startup"]
@@ -330,8 +335,11 @@ def test_debug_app_drives_every_host_feature(page: Page, peers: Peers) -> None:
     _wait_height(view, 300)
 
     # Tool calls from the app: the model-visible debug-tool and the app-only debug-refresh.
+    # debug-tool is visible to the model as well, so the host asks the person first;
+    # debug-refresh (like debug-log) is app-only and needs no question.
     app.locator("#tool-content-type").select_option("image")
     act("#call-debug-tool-btn", "call-server-tool")
+    answer_consent(page, "tool-call", expect_text="debug-tool")
     called = log.wait("server-tool-result", lambda p: p["structuredContent"]["config"]["contentType"] == "image",
                       since=declined_at)["payload"]
     assert [b["type"] for b in called["content"]] == ["image"], called  # "Multiple blocks" is unticked
