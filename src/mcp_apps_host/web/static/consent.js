@@ -1,16 +1,17 @@
-// Consent dialogs: the host asks, the person answers, the page relays the answer.
+// Questions for the person: view consents (`consent`) and changed templates (`view-held`).
+// The host asks, the person answers, the page relays the answer; it decides nothing.
 // One dialog at a time from a queue; it floats over the page without a blocking backdrop,
 // so other views keep running and the chat stays usable while a question waits.
 
 import { el } from "./dom.js";
 
-const KINDS = new Set(["tool-call", "message", "open-link", "download", "sampling"]);
 const KIND_TEXT = {
   "tool-call": "wants to call a tool",
   message: "wants to send a message",
   "open-link": "wants to open a link",
-  download: "wants to download a file",
+  download: "wants to save a file",
   sampling: "wants to ask the model",
+  "template-changed": "serves a changed view",
 };
 // Buttons stay inert briefly after a dialog appears, so a click aimed at a view that
 // asked at just the right moment cannot land on "Allow".
@@ -18,8 +19,8 @@ const ARM_DELAY_MS = 400;
 
 let send = () => false;
 let layer;
-const queue = [];
-let showing = null; // {msg, node, returnFocus, waiting}
+const queue = []; // questions: {key, kind, server, title, detail, extra, canRemember, subject, labels, reply}
+let showing = null; // {q, node, returnFocus, waiting}
 
 export function initConsent(sendFn) {
   send = sendFn;
@@ -34,11 +35,52 @@ export function initConsent(sendFn) {
   }, true);
 }
 
+/** Host → page `consent`. */
 export function consent(msg) {
   if (msg.id === undefined || msg.id === null) return;
-  if (showing && showing.msg.id === msg.id) return;
-  if (queue.some((m) => m.id === msg.id)) return;
-  queue.push(msg);
+  const kind = Object.hasOwn(KIND_TEXT, msg.kind) && msg.kind !== "template-changed" ? msg.kind : "tool-call";
+  ask({
+    key: `consent:${msg.id}`, kind, server: msg.server, title: msg.title, detail: msg.detail,
+    extra: kind === "open-link" ? linkFacts(msg) : [],
+    canRemember: msg.canRemember === true, subject: msg.subject,
+    labels: ["Deny", "Allow"],
+    reply: (allow, remember) => send({ type: "consent-reply", id: msg.id, allow, ...(remember ? { remember: true } : {}) }),
+  });
+}
+
+/** Host → page `view-held`: a server now serves a different template than the one accepted before. */
+export function viewHeld(msg) {
+  const size = (n) => (typeof n === "number" ? `${n.toLocaleString()} bytes` : "unknown size");
+  const sha = (s) => (typeof s === "string" ? s.slice(0, 16) : "?");
+  ask({
+    key: `held:${msg.callId}`, kind: "template-changed", server: msg.server,
+    title: `The view of ${String(msg.tool ?? "")} changed since you last accepted it`,
+    detail: [
+      String(msg.uri ?? ""),
+      `before: sha256 ${sha(msg.oldSha256)}…  ${size(msg.oldSize)}`,
+      `now:    sha256 ${sha(msg.newSha256)}…  ${size(msg.newSize)}`,
+      msg.reason ? String(msg.reason) : "",
+    ].filter(Boolean).join("\n"),
+    extra: [], canRemember: false, labels: ["Don't load", "Load the new view"],
+    reply: (accept) => send({ type: "trust-reply", callId: msg.callId, accept }),
+  });
+}
+
+/** What an open-link dialog adds: where the link really goes, and the host's warnings. */
+function linkFacts(msg) {
+  const facts = [];
+  if (msg.differs === true && typeof msg.href === "string") {
+    facts.push(el("div", { class: "consent-fact" }, "Opens as ", el("code", {}, msg.href)));
+  }
+  for (const w of Array.isArray(msg.warnings) ? msg.warnings : []) {
+    facts.push(el("div", { class: "consent-warning", "data-testid": "consent-warning" }, String(w)));
+  }
+  return facts;
+}
+
+function ask(q) {
+  if ((showing && showing.q.key === q.key) || queue.some((x) => x.key === q.key)) return;
+  queue.push(q);
   if (!showing) showNext();
   else updateWaiting();
 }
@@ -47,17 +89,28 @@ function updateWaiting() {
   if (showing) showing.waiting.textContent = queue.length ? `${queue.length} more waiting` : "";
 }
 
-/** The host withdrew a question (its view went away, or it timed out): forget it unanswered. */
+/** Host → page `consent-dismiss`: the question was withdrawn (its view went away); no reply. */
 export function consentDismiss(msg) {
-  const i = queue.findIndex((m) => m.id === msg.id);
+  withdraw(`consent:${msg.id}`);
+}
+
+function withdraw(key) {
+  const i = queue.findIndex((x) => x.key === key);
   if (i >= 0) queue.splice(i, 1);
-  if (showing && showing.msg.id === msg.id) close();
+  if (showing && showing.q.key === key) close();
   else updateWaiting();
+}
+
+/** The connection closed or another conversation opened: the host forgot every question. */
+export function consentsLost() {
+  queue.length = 0;
+  if (showing) close();
 }
 
 function answer(allow) {
   if (!showing) return;
-  send({ type: "consent-reply", id: showing.msg.id, allow });
+  const remember = allow && showing.remember !== null && showing.remember.checked;
+  showing.q.reply(allow, remember);
   close();
 }
 
@@ -70,39 +123,41 @@ function close() {
 }
 
 function showNext(returnFocus = document.activeElement) {
-  const msg = queue.shift();
-  const kind = KINDS.has(msg.kind) ? msg.kind : "tool-call";
-  const server = String(msg.server ?? "");
-  const titleId = `consent-title-${String(msg.id).replace(/[^A-Za-z0-9_-]/g, "")}`;
+  const q = queue.shift();
+  const server = String(q.server ?? "");
+  const titleId = `question-${q.key.replace(/[^A-Za-z0-9_-]/g, "-")}`;
 
-  const deny = el("button", { type: "button", class: "btn btn-ghost", "data-testid": "consent-deny", disabled: true, onclick: () => answer(false) }, "Deny");
-  const allow = el("button", { type: "button", class: "btn btn-primary", "data-testid": "consent-allow", disabled: true, onclick: () => answer(true) }, "Allow");
-  const pending = el("span", { class: "consent-queue" });
+  const deny = el("button", { type: "button", class: "btn btn-ghost", "data-testid": "consent-deny", disabled: true, onclick: () => answer(false) }, q.labels[0]);
+  const allow = el("button", { type: "button", class: "btn btn-primary", "data-testid": "consent-allow", disabled: true, onclick: () => answer(true) }, q.labels[1]);
+  const remember = q.canRemember ? el("input", { type: "checkbox", class: "checkbox", "data-testid": "consent-remember" }) : null;
+  const waiting = el("span", { class: "consent-queue" });
   const node = el("div", {
-    class: "consent", "data-testid": "consent", "data-kind": kind, role: "dialog", "aria-modal": "true", "aria-labelledby": titleId, tabindex: "-1",
+    class: "consent", "data-testid": "consent", "data-kind": q.kind, role: "dialog", "aria-modal": "true", "aria-labelledby": titleId, tabindex: "-1",
   },
   el("div", { class: "consent-head" },
-    el("span", { class: `consent-icon consent-icon-${kind}`, "aria-hidden": "true" }),
+    el("span", { class: `consent-icon consent-icon-${q.kind}`, "aria-hidden": "true" }),
     el("div", {},
-      el("div", { class: "consent-who" }, el("span", { class: "server-chip" }, server), " ", KIND_TEXT[kind]),
-      el("h2", { id: titleId, class: "consent-title" }, String(msg.title ?? "")),
+      el("div", { class: "consent-who" }, el("span", { class: "server-chip" }, server), " ", KIND_TEXT[q.kind]),
+      el("h2", { id: titleId, class: "consent-title" }, String(q.title ?? "")),
     ),
   ),
   // Shown exactly as the host wrote it: the person must see what they are agreeing to.
-  el("pre", { class: "consent-detail", "data-testid": "consent-detail" }, String(msg.detail ?? "")),
-  el("div", { class: "consent-actions" }, pending, el("span", { class: "spacer" }), deny, allow),
+  el("pre", { class: "consent-detail", "data-testid": "consent-detail" }, String(q.detail ?? "")),
+  q.extra,
+  remember ? el("label", { class: "consent-remember" }, remember,
+    ` Always allow ${q.subject ? String(q.subject) : "this"} from ${server}`) : null,
+  el("div", { class: "consent-actions" }, waiting, el("span", { class: "spacer" }), deny, allow),
   );
   node.addEventListener("keydown", (e) => {
     if (e.key === "Tab") trapTab(e, node);
   });
 
-  showing = { msg, node, returnFocus, waiting: pending };
+  showing = { q, node, returnFocus, waiting, remember };
   updateWaiting();
   layer.append(node);
   // Someone typing keeps their caret (the question must not swallow their next keys);
   // otherwise the dialog takes focus so keyboard and screen-reader users meet it at once.
-  const typing = isTextEntry(document.activeElement);
-  if (!typing) node.focus({ preventScroll: true });
+  if (!isTextEntry(document.activeElement)) node.focus({ preventScroll: true });
   setTimeout(() => {
     if (!node.isConnected) return;
     deny.disabled = false;
@@ -119,7 +174,7 @@ function isTextEntry(node) {
 
 /** Keep Tab inside the dialog while it has focus. */
 function trapTab(e, node) {
-  const items = [...node.querySelectorAll("button:not([disabled])")];
+  const items = [...node.querySelectorAll("button:not([disabled]), input")];
   if (!items.length) return;
   const first = items[0];
   const last = items[items.length - 1];
@@ -130,12 +185,6 @@ function trapTab(e, node) {
     e.preventDefault();
     first.focus();
   }
-}
-
-/** The WebSocket closed: the host forgets unanswered questions with the connection. */
-export function consentsLost() {
-  queue.length = 0;
-  if (showing) close();
 }
 
 /** Host → page `open-link`: the person already allowed it. */

@@ -48,14 +48,16 @@ function text(value, isError) {
   const node = el("div", { class: `block block-text${isError ? " is-error" : ""}`, "data-testid": "content-text" }, value);
   if (value.length <= FOLD_CHARS && value.split("\n").length <= FOLD_LINES) return node;
   node.classList.add("folded");
+  const lines = value.split("\n").length;
+  const more = lines > 1 ? `Show all (${lines} lines)` : `Show all (${value.length.toLocaleString()} characters)`;
   const toggle = el("button", {
     type: "button", class: "btn btn-small btn-ghost fold-toggle", "aria-expanded": "false",
     onclick: () => {
       const open = node.classList.toggle("folded") === false;
       toggle.setAttribute("aria-expanded", String(open));
-      toggle.textContent = open ? "Show less" : `Show all (${value.split("\n").length} lines)`;
+      toggle.textContent = open ? "Show less" : more;
     },
-  }, `Show all (${value.split("\n").length} lines)`);
+  }, more);
   return el("div", { class: "block fold" }, node, toggle);
 }
 

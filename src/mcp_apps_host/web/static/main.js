@@ -6,7 +6,8 @@ import { renderServers } from "./servers.js";
 import { initForm, pickerOpen, closePicker } from "./form.js";
 import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost, resetConversation } from "./chat.js";
 import { initViews, viewMount, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewsLost, viewsReset } from "./views.js";
-import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./consent.js";
+import { initConsent, consent, consentDismiss, consentsLost, viewHeld, openLink } from "./consent.js";
+import { download } from "./download.js";
 import { showBanner, hideBanner } from "./banner.js";
 import { initConversations, currentConversation, conversationOpened, renderConversations } from "./conversations.js";
 
@@ -83,6 +84,8 @@ const routes = {
   consent,
   "consent-dismiss": consentDismiss,
   "open-link": openLink,
+  "view-held": viewHeld,
+  download,
   theme: applyHostTheme,
   "conversation-reset": conversationReset,
   conversations: renderConversations,

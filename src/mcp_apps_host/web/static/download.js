@@ -1,0 +1,28 @@
+// Host → page `download`: the person allowed a view to save a file. The bytes become a
+// Blob saved under the host's sanitised name; the page never opens or renders it.
+
+import { el } from "./dom.js";
+
+export function download(msg) {
+  let bytes;
+  if (typeof msg.text === "string") {
+    bytes = new TextEncoder().encode(msg.text);
+  } else if (typeof msg.blob === "string") {
+    try {
+      bytes = Uint8Array.from(atob(msg.blob), (c) => c.charCodeAt(0));
+    } catch {
+      console.warn("download: blob is not base64; nothing saved");
+      return;
+    }
+  } else {
+    return;
+  }
+  // Always octet-stream: the declared type is the server's word, and a file the browser
+  // thinks it can show might be opened instead of saved.
+  const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
+  const link = el("a", { href: url, download: String(msg.filename || "download"), hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
