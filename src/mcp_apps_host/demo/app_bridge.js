@@ -182,5 +182,18 @@
     openLink: function (url) {
       return request("ui/open-link", { url: url });
     },
+    /** ui/message: propose a message for the conversation (the host asks the person first). */
+    sendMessage: function (text) {
+      return request("ui/message", { role: "user", content: [{ type: "text", text: text }] });
+    },
+    /** ui/update-model-context: what the model should know about this view on its next turn. */
+    updateModelContext: function (content, structuredContent) {
+      const params = {};
+      if (content !== undefined) params.content = content;
+      if (structuredContent !== undefined) params.structuredContent = structuredContent;
+      return request("ui/update-model-context", params);
+    },
+    /** Any other request to the host. */
+    request: request,
   };
 })();

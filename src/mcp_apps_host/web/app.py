@@ -125,8 +125,15 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
 
     async def writer() -> None:
         while True:
-            message = await outbox.get()
-            await socket.send_text(json.dumps(message, ensure_ascii=False))
+            batch = [await outbox.get()]
+            while not outbox.empty():
+                batch.append(outbox.get_nowait())
+            # A reply acknowledges a view's request: it leaves only once the audit trail holds it
+            # (one group commit covers the whole batch), so a crash never loses what a view saw answered.
+            if host.audit is not None and any(_is_reply(m) for m in batch):
+                await host.audit.drain()
+            for message in batch:
+                await socket.send_text(json.dumps(message, ensure_ascii=False))
 
     write_task = asyncio.create_task(writer())
     limit = host.limits.max_ws_frame_bytes
@@ -153,6 +160,11 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
 @functools.cache
 def _static_text(name: str) -> str:
     return (STATIC / name).read_text(encoding="utf-8")
+
+
+def _is_reply(frame: dict[str, Any]) -> bool:
+    message = frame.get("message") if frame.get("type") == "view-post" else None
+    return isinstance(message, dict) and "id" in message and ("result" in message or "error" in message)
 
 
 def sandbox_app(host: Host) -> Starlette:

@@ -1,0 +1,212 @@
+"""Consent, audit trail and template trust, in a real browser with fixture servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from harness import call_tool, view_frame, wait_view
+
+pytestmark = pytest.mark.browser
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "servers.py"
+
+
+def cmd(kind: str) -> str:
+    return shlex.join([sys.executable, str(FIXTURES), kind])
+
+
+def check(frame, name: str, timeout: float = 15_000) -> str:
+    item = frame.locator(f'[data-check="{name}"]')
+    item.wait_for(timeout=timeout)
+    return item.inner_text()
+
+
+def consent(page, kind: str):
+    dialog = page.locator(f'[data-testid=consent][data-kind="{kind}"]')
+    dialog.wait_for(timeout=15_000)
+    return dialog
+
+
+def audit_lines(page, host, **filters) -> list[dict]:
+    query = "&".join(f"{k}={v}" for k, v in {"format": "jsonl", **filters}.items())
+    response = page.request.get(f"{host.origin}/api/audit?{query}")
+    assert response.ok, response.text()
+    return [json.loads(line) for line in response.text().splitlines() if line.strip()]
+
+
+def test_tool_call_consent_allow_deny_and_always_allow_across_restart(start_host, page_for, tmp_path):
+    db = ["--db", f"sqlite:///{tmp_path}/keep.db"]
+    host = start_host(servers={"rec": cmd("rec")}, extra_args=db)
+    page = page_for(host)
+    note = {"action": "call", "tool": "write-note", "text": "x"}
+
+    call_tool(page, "rec", "record", note)
+    dialog = consent(page, "tool-call")
+    assert "write-note" in dialog.inner_text() and "rec" in dialog.inner_text()
+    dialog.locator("[data-testid=consent-deny]").click()
+    frame = view_frame(wait_view(page, "rec", "record"))
+    assert check(frame, "call").startswith("error:") and "declined" in check(frame, "call")
+
+    call_tool(page, "rec", "record", note)
+    dialog = consent(page, "tool-call")
+    dialog.locator("[data-testid=consent-remember]").check()
+    dialog.locator("[data-testid=consent-allow]").click()
+    frame = view_frame(page.locator('[data-testid=view][data-tool="record"]').nth(1))
+    assert "noted x" in check(frame, "call")
+
+    host.close()
+    again = start_host(servers={"rec": cmd("rec")}, extra_args=db)
+    page2 = page_for(again)
+    call_tool(page2, "rec", "record", note)
+    frame = view_frame(page2.locator('[data-testid=view][data-tool="record"]').last)
+    assert "noted x" in check(frame, "call", timeout=20_000)
+    assert page2.locator('[data-testid=consent][data-kind="tool-call"]').count() == 0
+    decisions = {(e["method"], e["decision"]) for e in audit_lines(page2, again, server="rec")}
+    assert ("tools/call", "allowed") in decisions
+
+
+def test_open_link_consent_shows_the_real_host(start_host, page_for):
+    host = start_host(servers={"rec": cmd("rec")})
+    page = page_for(host)
+    call_tool(page, "rec", "record", {"action": "open", "text": "http://xn--pple-43d.example/login"})
+    dialog = consent(page, "open-link")
+    text = dialog.inner_text()
+    assert "аpple.example" in text and "xn--pple-43d.example" in text  # the Cyrillic host, and its real form
+    dialog.locator("[data-testid=consent-deny]").click()
+    frame = view_frame(wait_view(page, "rec", "record"))
+    assert check(frame, "open").startswith("error:")
+
+    call_tool(page, "rec", "record", {"action": "open", "text": "http://127.0.0.1:9/allowed"})
+    dialog = consent(page, "open-link")
+    with page.context.expect_page(timeout=10_000) as opened:
+        dialog.locator("[data-testid=consent-allow]").click()
+    assert opened.value.url.startswith("http://127.0.0.1:9/allowed") or opened.value.url == "about:blank"
+    frame = view_frame(page.locator('[data-testid=view][data-tool="record"]').last)
+    assert check(frame, "open").startswith("ok:")
+
+
+def test_download_consent(start_host, page_for):
+    host = start_host(servers={"rec": cmd("rec")})
+    page = page_for(host)
+    call_tool(page, "rec", "record", {"action": "download", "text": "../../report.csv"})
+    dialog = consent(page, "download")
+    assert "report.csv" in dialog.inner_text()
+    with page.expect_download(timeout=10_000) as saved:
+        dialog.locator("[data-testid=consent-allow]").click()
+    assert saved.value.suggested_filename == "report.csv"
+    frame = view_frame(wait_view(page, "rec", "record"))
+    assert check(frame, "download").startswith("ok:")
+
+    call_tool(page, "rec", "record", {"action": "download", "text": "again.csv"})
+    consent(page, "download").locator("[data-testid=consent-deny]").click()
+    frame = view_frame(page.locator('[data-testid=view][data-tool="record"]').last)
+    assert check(frame, "download").startswith("error:")
+
+
+def test_audit_export_has_the_refused_cross_server_call_and_csp_violation(start_host, page_for, tmp_path):
+    from test_rules import Origin, fixture_config
+
+    blocked = Origin()
+    try:
+        config = fixture_config(tmp_path, {"vis": "vis", "other": "other", "csp": "csp"},
+                                {"ALLOWED_ORIGIN": "http://127.0.0.1:9", "BLOCKED_ORIGIN": blocked.url})
+        host = start_host(config=config)
+        page = page_for(host)
+        call_tool(page, "vis", "vis-view", {})
+        frame = view_frame(wait_view(page, "vis", "vis-view"))
+        assert check(frame, "other-server").startswith("error:")
+        call_tool(page, "csp", "csp-view", {})
+        frame = view_frame(wait_view(page, "csp", "csp-view"))
+        check(frame, "blocked")
+        deadline = time.monotonic() + 15
+        while True:
+            lines = audit_lines(page, host)
+            refused = [e for e in lines if e["decision"] == "refused" and e["method"] == "tools/call"
+                       and "not a tool of server" in (e["reason"] or "")]
+            violations = [e for e in lines if e["method"] == "csp-violation"]
+            if refused and violations:
+                break
+            assert time.monotonic() < deadline, lines[-20:]
+            time.sleep(0.3)
+        assert "not a tool of server 'vis'" in refused[0]["reason"] and refused[0]["direction"] == "view->host"
+        assert refused[0]["server"] == "vis" and refused[0]["view"]
+        assert blocked.url in violations[0]["reason"] and "connectDomains" in violations[0]["reason"]
+        for field in ("ts", "conversation", "view", "server", "direction", "method", "id", "decision", "reason"):
+            assert field in lines[0]
+        assert {e["direction"] for e in lines} >= {"view->host", "host->view", "host->server", "server->host"}
+        assert blocked.hits == []
+    finally:
+        blocked.close()
+
+
+def test_changed_template_is_held_until_accepted(start_host, page_for, tmp_path):
+    from test_rules import fixture_config
+
+    db = ["--db", f"sqlite:///{tmp_path}/trust.db"]
+    host = start_host(config=fixture_config(tmp_path, {"ver": "ver"}, {"TEMPLATE_VERSION": "1"}), extra_args=db)
+    page = page_for(host)
+    call_tool(page, "ver", "ver-view", {})
+    assert check(view_frame(wait_view(page, "ver", "ver-view")), "version") == "1"
+    host.close()
+
+    (tmp_path / "v2").mkdir()
+    again = start_host(config=fixture_config(tmp_path / "v2", {"ver": "ver"}, {"TEMPLATE_VERSION": "2"}), extra_args=db)
+    page2 = page_for(again)
+    call_tool(page2, "ver", "ver-view", {})
+    notice = page2.locator("[data-testid=trust-notice]")
+    notice.wait_for(timeout=15_000)
+    assert page2.locator('[data-testid=view][data-tool="ver-view"] iframe').count() == 0
+    time.sleep(1)
+    assert page2.locator('[data-testid=view][data-tool="ver-view"] iframe').count() == 0  # still held
+    notice.locator("[data-testid=trust-accept]").click()
+    assert check(view_frame(wait_view(page2, "ver", "ver-view")), "version") == "2"
+
+
+def test_servers_cannot_read_each_others_storage(start_host, page_for):
+    host = start_host(servers={"alpha": cmd("rec"), "beta": cmd("rec")})
+    page = page_for(host)
+    call_tool(page, "alpha", "record", {"action": "storage", "text": "alpha"})
+    a = json.loads(check(view_frame(wait_view(page, "alpha", "record")), "storage"))
+    call_tool(page, "beta", "record", {"action": "storage", "text": "beta"})
+    b = json.loads(check(view_frame(wait_view(page, "beta", "record")), "storage"))
+    assert a == {"owner": "alpha"} and b == {"owner": "beta"}
+    origins = page.locator("[data-testid=view] iframe.proxy").evaluate_all("els => els.map(e => new URL(e.src).origin)")
+    assert len(set(origins)) == 2
+
+
+def test_audit_survives_kill_9_during_a_burst(start_host, page_for, tmp_path):
+    db_path = tmp_path / "audit.db"
+    host = start_host(servers={"rec": cmd("rec")}, extra_args=["--db", f"sqlite:///{db_path}"])
+    page = page_for(host)
+    call_tool(page, "rec", "record", {"action": "burst", "n": 3000})
+    frame_page = page.locator("[data-testid=view] iframe.proxy")
+    frame_page.wait_for(timeout=20_000)
+    inner = page.frames
+    # Wait until the view has had a good part of its pings answered, then kill the host outright.
+    deadline = time.monotonic() + 30
+    acked = 0
+    while time.monotonic() < deadline:
+        titles = [int(f.title()) for f in page.frames if f.title().isdigit()]
+        acked = max(titles, default=0)
+        if acked >= 300:
+            break
+        time.sleep(0.02)
+    assert acked >= 300, f"only {acked} pings were answered"
+    os.killpg(host.proc.pid, signal.SIGKILL)
+    acked_at_kill = max([int(f.title()) for f in inner if f.title().isdigit()] or [acked])
+    host.proc.wait(10)
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        replies = db.execute("SELECT COUNT(*) FROM audit_events WHERE direction='host->view' AND payload_preview "
+                             "LIKE '%\"result\"%' AND method IS NULL").fetchone()[0]
+        pings = db.execute("SELECT COUNT(*) FROM audit_events WHERE direction='view->host' AND method='ping'").fetchone()[0]
+    # Every reply the view received was on record before it was sent.
+    assert pings >= acked_at_kill and replies >= acked_at_kill, (pings, replies, acked_at_kill)
