@@ -34,7 +34,7 @@ EXPECTED_DEFAULT = (
     "base-uri 'self'; "
     "object-src 'none'; "
     "form-action 'none'; "
-    "worker-src 'self' blob:"
+    "worker-src 'self' blob: data:"
 )
 
 
@@ -73,7 +73,7 @@ def test_declared_domains_widen_only_their_directives() -> None:
 
     csp = ViewCsp.from_meta({"resourceDomains": ["https://cdn.example.com", "https://*.cdn.example.net"]})
     got = directives(build_view_csp(csp))
-    widened = {"script-src", "style-src", "img-src", "font-src", "media-src"}
+    widened = {"script-src", "style-src", "img-src", "font-src", "media-src", "worker-src"}
     for name in widened:
         assert got[name] == base[name] + ["https://cdn.example.com", "https://*.cdn.example.net"]
     for name in set(base) - widened:

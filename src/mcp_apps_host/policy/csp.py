@@ -270,7 +270,9 @@ def build_view_csp(csp: ViewCsp, *, report_uri: str | None = None) -> str:
         _directive("base-uri", list(csp.base_uri_domains) or ["'self'"]),
         _directive("object-src", ["'none'"]),
         _directive("form-action", ["'none'"]),
-        _directive("worker-src", ["'self'", "blob:"]),
+        # Bundled apps (PDF viewers among them) start their workers from blob: or data: URLs; a
+        # worker's own requests are still bound by connect-src.
+        _directive("worker-src", ["'self'", "blob:", "data:", *res]),
     ]
     if report_uri is not None:
         if not isinstance(report_uri, str) or not report_uri or _FORBIDDEN.search(report_uri):
