@@ -147,3 +147,32 @@ def test_anthropic_adapter_drives_a_view(start_host, page_for):
         frame = view_frame(wait_view(page, "rec", "record"))
         assert "from claude" in frame.locator('[data-check="result"]').inner_text(timeout=20_000)
         page.get_by_text("All set.").wait_for(timeout=20_000)
+
+
+def test_sampling_asks_and_answers_only_when_enabled(start_host, page_for, tmp_path):
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"mcpServers": {"rec": {"command": sys.executable, "args": [str(FIXTURES), "rec"]},
+                                                 "off": {"command": sys.executable, "args": [str(FIXTURES), "rec"]}},
+                                  "sampling": {"rec": {"enabled": True, "maxPerMinute": 5}}}))
+    with openai_fake.serve_script([[text("a sampled haiku")]]) as fake:
+        host = start_host(config=config, extra_args=["--model", "openai:fake", "--model-base-url", fake.base_url])
+        page = page_for(host)
+        say(page, "/call off record " + json.dumps({"action": "sample", "text": "write a haiku"}))
+        frame = view_frame(wait_view(page, "off", "record"))
+        assert "sampling is off" in frame.locator('[data-check="sample"]').inner_text(timeout=15_000)
+
+        say(page, "/call rec record " + json.dumps({"action": "sample", "text": "write a haiku"}))
+        dialog = page.locator('[data-testid=consent][data-kind="sampling"]')
+        dialog.wait_for(timeout=15_000)
+        assert "write a haiku" in dialog.inner_text()
+        dialog.locator("[data-testid=consent-deny]").click()
+        frame = view_frame(wait_view(page, "rec", "record"))
+        assert frame.locator('[data-check="sample"]').inner_text(timeout=15_000).startswith("error:")
+        assert len(fake.requests) == 0
+
+        say(page, "/call rec record " + json.dumps({"action": "sample", "text": "write a haiku"}))
+        page.locator('[data-testid=consent][data-kind="sampling"]').wait_for(timeout=15_000)
+        page.locator("[data-testid=consent-allow]").click()
+        frame = view_frame(view_locator(page, "rec", "record"))
+        assert "a sampled haiku" in frame.locator('[data-check="sample"]').inner_text(timeout=15_000)
+        assert len(fake.requests) == 1

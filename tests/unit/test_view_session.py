@@ -302,7 +302,7 @@ def test_display_mode_switch_for_a_view_that_declared_it():
     assert s.set_display_mode("fullscreen") == []  # the person only ever takes a view back inline
 
 
-@pytest.mark.parametrize("method", ["sampling/createMessage", "tools/list", "made/up"])
+@pytest.mark.parametrize("method", ["tools/list", "made/up"])
 def test_unknown_methods_get_method_not_found(method):
     s = ready(make())
     [err] = posts(s.receive(req(0, method, {})))
@@ -464,3 +464,19 @@ def test_download_file_asks_with_a_safe_name():
 def test_download_file_bad_params(contents):
     s = ready(make())
     assert posts(s.receive(req(0, "ui/download-file", {"contents": contents})))[0]["error"]["code"] == -32602
+
+
+def test_sampling_is_refused_unless_enabled_then_asked():
+    params = {"messages": [{"role": "user", "content": {"type": "text", "text": "haiku please"}}], "maxTokens": 50}
+    s = ready(make())
+    [err] = posts(s.receive(req(0, "sampling/createMessage", params)))
+    assert err["error"]["code"] == -32000 and "sampling is off" in err["error"]["message"]
+    spec = vs.ViewSpec(**{**s.spec.__dict__, "decide_sampling": lambda: ("ask", "enabled"), "sampling_enabled": True})
+    s2 = ready(vs.ViewSession(spec, s.env, Limits()))
+    assert "sampling" in s2.host_capabilities()
+    [ask] = of(s2.receive(req(1, "sampling/createMessage", params)), vs.AskConsent)
+    assert ask.kind == "sampling" and "haiku please" in ask.detail
+    [sample] = of(s2.answer_consent(ask.token, True), vs.Sample)
+    assert sample.request_id == 1
+    assert posts(s2.complete_request(1, result={"role": "assistant", "content": {"type": "text", "text": "ok"}}))
+    assert posts(s2.receive(req(2, "sampling/createMessage", {"messages": [], "maxTokens": 5})))[0]["error"]["code"] == -32602

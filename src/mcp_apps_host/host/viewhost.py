@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
+from ..chat.sampling import create_message
 from ..policy.csp import ViewCsp, allow_attribute, granted_permissions
 from ..policy.trust import csp_entry_for
 from ..servers.catalog import ToolEntry
@@ -97,6 +98,15 @@ class ViewHost:
         except Exception:  # noqa: BLE001 - the audit must never break the protocol
             log.exception("could not queue an audit event")
 
+    def _sampling_enabled(self, server: str) -> bool:
+        settings = self.host.sampling.settings.get(server)
+        return self.host.agent is not None and settings is not None and settings.enabled
+
+    def _decide_sampling(self, server: str) -> tuple[str, str]:
+        if self.host.agent is None:
+            return "deny", "no model is configured (--model)"
+        return self.host.sampling.check(server)
+
     def _decide_tool_call(self, server: str, name: str) -> tuple[str, str, bool]:
         conn = self.host.servers.connections.get(server)
         entry = conn.tools.get(name) if conn else None
@@ -124,6 +134,8 @@ class ViewHost:
             all_tools=frozenset(t.name for t in tools),
             decide_tool_call=lambda name: self._decide_tool_call(entry.server, name),
             max_download_bytes=self.host.limits.max_download_bytes,
+            decide_sampling=lambda: self._decide_sampling(entry.server),
+            sampling_enabled=self._sampling_enabled(entry.server),
         )
         view = LiveView(mounted, vs.ViewSession(spec, self.env, self.host.limits), call_id)
         self.views[mounted.handle] = view
@@ -243,6 +255,8 @@ class ViewHost:
         elif isinstance(effect, vs.Decided):
             if effect is not self._audited:
                 self.audit(view, "view->host", effect.method, effect.request_id, effect.decision, effect.reason)
+        elif isinstance(effect, vs.Sample):
+            view.tasks[effect.request_id] = asyncio.create_task(self._sample(view, effect))
         elif isinstance(effect, vs.Download):
             self.emit({"type": "download", "view": handle, "filename": effect.filename, "mimeType": effect.mime_type,
                        "text": effect.text, "blob": effect.blob})
@@ -325,6 +339,20 @@ class ViewHost:
         finally:
             view.tasks.pop(call.request_id, None)
         self.apply(view, view.session.complete_request(call.request_id, result=result))
+
+    async def _sample(self, view: LiveView, sample: vs.Sample) -> None:
+        assert self.host.agent is not None
+        try:
+            result = await create_message(self.host.agent.adapter, sample.params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            self.apply(view, view.session.complete_request(sample.request_id, error=(INTERNAL_ERROR, f"the model failed: {exc}")))
+            return
+        finally:
+            view.tasks.pop(sample.request_id, None)
+        self.audit(view, "model->host", "sampling/createMessage", sample.request_id, None, None, result)
+        self.apply(view, view.session.complete_request(sample.request_id, result=result))
 
     async def _proxy_resource_read(self, view: LiveView, read: vs.ProxyResourceRead) -> None:
         try:

@@ -129,6 +129,14 @@ class Decided:
 
 
 @dataclass(frozen=True)
+class Sample:
+    """The person allowed a sampling/createMessage: the host asks its model and completes the request."""
+
+    request_id: RequestId
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Download:
     filename: str
     mime_type: str
@@ -174,6 +182,7 @@ Effect = (
     | Log
     | Refused
     | Decided
+    | Sample
     | Download
     | StateChanged
     | StartTeardownTimer
@@ -214,6 +223,9 @@ class ViewSpec:
     # Consent policy for tools/call: name -> (allow|ask|deny, reason, may "always allow" be offered).
     decide_tool_call: Callable[[str], tuple[str, str, bool]] = lambda _name: ("allow", "no policy", False)
     max_download_bytes: int = 20 * 1024 * 1024
+    # sampling/createMessage: () -> (allow|ask|deny, reason); off unless the host enables it per server.
+    decide_sampling: Callable[[], tuple[str, str]] = lambda: ("deny", "sampling is off")
+    sampling_enabled: bool = False
 
 
 @dataclass
@@ -330,6 +342,7 @@ class ViewSession:
             "message": {},
             "updateModelContext": {},
             "downloadFile": {},
+            **({"sampling": {}} if self.spec.sampling_enabled else {}),
             "sandbox": sandbox,
         }
 
@@ -442,6 +455,28 @@ class ViewSession:
         return self._ask(req, "download", f"{self.spec.server} wants to save a file", detail,
                          [Download(name, mime, text if isinstance(text, str) else None,
                                    blob if isinstance(blob, str) else None)], subject=name)
+
+    def _sampling(self, req: Request) -> list[Effect]:
+        messages, max_tokens = req.params.get("messages"), req.params.get("maxTokens")
+        if not isinstance(messages, list) or not messages or not all(
+            isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), (dict, list))
+            for m in messages
+        ) or not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0):
+            return self._reject(req, rpc.INVALID_PARAMS,
+                                'sampling/createMessage needs "messages" (role user|assistant, content) and "maxTokens" > 0')
+        decision, reason = self.spec.decide_sampling()
+        if decision != "ask":
+            return self._reject(req, rpc.REFUSED, f"sampling/createMessage refused: {reason}")
+        lines = []
+        system = req.params.get("systemPrompt")
+        if isinstance(system, str) and system:
+            lines.append(f"[system] {system}")
+        for m in messages:
+            blocks = m["content"] if isinstance(m["content"], list) else [m["content"]]
+            text = " ".join(str(b.get("text", f"[{b.get('type')}]")) for b in blocks if isinstance(b, dict))
+            lines.append(f"[{m['role']}] {text}")
+        return self._ask(req, "sampling", f"{self.spec.server} wants to ask the model", "\n".join(lines),
+                         [Sample(req.id, req.params)], answer_later=True, subject="sampling/createMessage", reason=reason)
 
     def _update_model_context(self, req: Request) -> list[Effect]:
         content, structured = req.params.get("content"), req.params.get("structuredContent")
@@ -717,4 +752,5 @@ _REQUEST_HANDLERS = {
     "ui/update-model-context": ViewSession._update_model_context,
     "ui/request-display-mode": ViewSession._request_display_mode,
     "ui/download-file": ViewSession._download_file,
+    "sampling/createMessage": ViewSession._sampling,
 }
