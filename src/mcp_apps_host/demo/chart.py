@@ -108,7 +108,7 @@ apps.add_html_resource(
 @apps.tool(
     resource_uri=VIEW_URI,
     name="show-chart",
-    annotations=ToolAnnotations(readOnlyHint=True),
+    annotations=ToolAnnotations(read_only_hint=True),
     title="Show metric chart",
     description=(
         "Show a monthly chart of a business metric (revenue, users or latency) for the last N months. "
@@ -124,7 +124,7 @@ def show_chart(metric: Metric = "revenue", months: Months = 12) -> CallToolResul
     resource_uri=VIEW_URI,
     visibility=["app"],
     name="chart-data",
-    annotations=ToolAnnotations(readOnlyHint=True),
+    annotations=ToolAnnotations(read_only_hint=True),
     description="Series for the chart view when the person switches metric (called by the view only).",
 )
 def chart_data(metric: Metric = "revenue", months: Months = 12) -> CallToolResult:
@@ -137,7 +137,7 @@ mcp = MCPServer("chart", version=__version__, extensions=[apps])
 
 @mcp.tool(
     name="slow-report",
-    annotations=ToolAnnotations(readOnlyHint=True),
+    annotations=ToolAnnotations(read_only_hint=True),
     title="Slow report",
     description=(
         "Build a report that takes a while (default 5 seconds), reporting progress about every "

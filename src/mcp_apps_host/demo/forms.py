@@ -59,7 +59,7 @@ apps.add_html_resource(
 @apps.tool(
     resource_uri=VIEW_URI,
     name="feedback-form",
-    annotations=ToolAnnotations(readOnlyHint=True),
+    annotations=ToolAnnotations(read_only_hint=True),
     title="Feedback form",
     description=(
         "Show the person a feedback form (name, 1-5 star rating, comment). Any fields given here are "
@@ -112,7 +112,7 @@ mcp = MCPServer("forms", version=__version__, extensions=[apps])
 
 @mcp.tool(
     name="list-feedback",
-    annotations=ToolAnnotations(readOnlyHint=True),
+    annotations=ToolAnnotations(read_only_hint=True),
     title="List feedback",
     description="List the feedback submitted through the feedback form since the server started.",
 )

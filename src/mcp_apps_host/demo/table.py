@@ -131,7 +131,7 @@ apps.add_html_resource(
 @apps.tool(
     resource_uri=VIEW_URI,
     name="browse-table",
-    annotations=ToolAnnotations(readOnlyHint=True),
+    annotations=ToolAnnotations(read_only_hint=True),
     title="Browse products",
     description=(
         f"Browse a catalogue of {ROW_COUNT} products (name, category, price, stock, rating) in an "
@@ -150,7 +150,7 @@ def browse_table(
     resource_uri=VIEW_URI,
     visibility=["app"],
     name="table-page",
-    annotations=ToolAnnotations(readOnlyHint=True),
+    annotations=ToolAnnotations(read_only_hint=True),
     description="One page of products for the table view (called by the view only).",
 )
 def table_page(

@@ -283,7 +283,7 @@ class ViewSession:
     def _refuse_raw(self, raw: Any, reason: str, code: int) -> list[Effect]:
         effects: list[Effect] = [Refused(_method_of(raw), reason)]
         msg_id = raw.get("id") if isinstance(raw, dict) else None
-        if isinstance(raw, dict) and "method" in raw and rpc.is_id(msg_id):
+        if isinstance(raw, dict) and "method" in raw and isinstance(msg_id, (int, str)) and rpc.is_id(msg_id):
             effects.append(PostToView(rpc.error(msg_id, code, reason)))
         return effects
 
@@ -449,7 +449,7 @@ class ViewSession:
         if size > self.spec.max_download_bytes:
             return self._reject(req, rpc.REFUSED, f"ui/download-file: {size} bytes is larger than max_download_bytes "
                                                   f"({self.spec.max_download_bytes})")
-        mime = res.get("mimeType") if isinstance(res.get("mimeType"), str) else "application/octet-stream"
+        mime = str(res["mimeType"]) if isinstance(res.get("mimeType"), str) else "application/octet-stream"
         name = sanitize_filename(res["uri"])
         detail = f"{name}\n{_human_size(size)} · {mime}"
         return self._ask(req, "download", f"{self.spec.server} wants to save a file", detail,
