@@ -24,11 +24,11 @@ class Journal:
     def append(self, conversation: str, kind: str, data: dict[str, Any]) -> int:
         key = self._next_key
         self._next_key += 1
-        self._queue.put_nowait(("append", key, conversation, kind, data))
+        self._queue.put_nowait(("append", key, conversation, kind, dict(data)))  # a snapshot: callers keep editing
         return key
 
     def update(self, key: int, data: dict[str, Any]) -> None:
-        self._queue.put_nowait(("update", key, data))
+        self._queue.put_nowait(("update", key, dict(data)))
 
     async def call(self, fn: Any, *args: Any) -> Any:
         """Run a repository call after everything queued before it (reads see earlier writes)."""

@@ -312,12 +312,14 @@ class TabSession(ViewListener):
                                   "definition": entry.definition, "status": "running"}
         # The call and the view start together: the template is normally cached, and a view
         # held back for the person's review must not hold back the call.
+        key = self.keep_display("tool-call", record)
         call = asyncio.create_task(self.tracked_call(call_id, entry.server, entry.name, arguments, "person",
-                                                      record=record))
+                                                      record=record, key=key))
         view: LiveView | None = None
         try:
             if entry.resource_uri:
                 view = await self.mount_view(call_id, entry, record)
+                self._rekeep(key, record)  # the call may have ended before its view was known
                 if view is not None:
                     self.viewhost.apply(view, view.session.tool_input(arguments))
             try:
@@ -389,11 +391,13 @@ class TabSession(ViewListener):
         return await self.tracked_call(self.new_call_id(), server, tool, arguments, "view", on_progress, record)
 
     async def tracked_call(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: str,
-                            on_progress: ProgressFn | None = None, record: dict[str, Any] | None = None) -> dict[str, Any]:
+                            on_progress: ProgressFn | None = None, record: dict[str, Any] | None = None,
+                            key: int | None = None) -> dict[str, Any]:
         """One tool call as the conversation shows it (started, progress, finished or failed), kept on record."""
         started = time.monotonic()
         record = record if record is not None else {}
-        key = self.keep_display("tool-call", record)
+        if key is None:
+            key = self.keep_display("tool-call", record)
 
         def finish(status: str, result: dict[str, Any] | None, error: str | None) -> None:
             duration = round((time.monotonic() - started) * 1000)
