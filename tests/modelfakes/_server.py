@@ -17,6 +17,8 @@ error). Chunks (tests/modelfakes/__init__.py has helpers that build them):
     {"hang": true}                                   stall until the client goes away
     {"error": "message"}                             an error event in the middle of the stream
     {"raw": "data: ...\\n\\n"}                       bytes sent as they are
+    {"mark": "name"}                                 nothing is sent; the wall-clock time the next chunk
+                                                     goes out is kept in `state.marks` (for benchmarks)
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class ScriptState:
     delay: float = 0.005
     repeat: bool = False
     requests: list[RecordedRequest] = field(default_factory=list)
+    marks: list[tuple[str, float]] = field(default_factory=list)
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -139,6 +142,8 @@ async def pause(state: ScriptState, chunk: dict[str, Any]) -> None:
     if chunk.get("hang"):
         await anyio.sleep_forever()
     await anyio.sleep(float(chunk.get("sleep", 0)) + state.delay)
+    if "mark" in chunk:
+        state.marks.append((str(chunk["mark"]), time.time()))
 
 
 @dataclass

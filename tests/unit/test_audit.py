@@ -63,7 +63,7 @@ def test_record_is_committed_when_it_returns(audit: AuditLog, db_url: str):
 
 
 def test_writer_connection_is_crash_safe(tmp_path: Path):
-    """WAL and synchronous=FULL on the writer, even on an engine made without them."""
+    """WAL and synchronous=NORMAL (commits survive kill -9) on the writer, even on an engine made without them."""
     engine = create_engine(f"sqlite:///{tmp_path / 'plain.db'}")
     seen: list[str] = []
     event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
@@ -73,7 +73,7 @@ def test_writer_connection_is_crash_safe(tmp_path: Path):
     finally:
         log.close()
         engine.dispose()
-    assert "PRAGMA synchronous=FULL" in seen
+    assert "PRAGMA synchronous=NORMAL" in seen
     with sqlite3.connect(tmp_path / "plain.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 

@@ -2,8 +2,10 @@
 
 Durability is the point. :meth:`AuditLog.record` returns only once the event's row
 is committed; on SQLite the writer connection runs in WAL mode with
-``synchronous=FULL``, so an acknowledged event survives a ``kill -9`` of the host
-(and a power cut, as far as the disk honours fsync).
+``synchronous=NORMAL``: a committed event is in the write-ahead log before ``record``
+returns, so it survives a ``kill -9`` of the host. (Only an OS crash or a power cut can
+drop the last commits; ``FULL`` would close that too, at an fsync per commit, which a
+person feels on every message a view sends.)
 
 Committing each event on its own would cost one fsync per event. Instead one writer
 thread drains a queue and commits whatever has piled up as one transaction (group
@@ -346,7 +348,7 @@ class AuditLog:
             # WAL is persistent for a file; an in-memory database ignores it.
             conn.exec_driver_sql("PRAGMA busy_timeout=10000")  # share the file with other writers
             conn.exec_driver_sql("PRAGMA journal_mode=WAL")
-            conn.exec_driver_sql("PRAGMA synchronous=FULL")
+            conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
             conn.commit()
         return conn
 
