@@ -29,6 +29,12 @@ CHROMIUM = os.environ.get("MAH_CHROMIUM", "/usr/bin/chromium")
 # Playwright cannot download its own browsers here; these flags keep Debian's Chromium
 # from reaching for the (closed) network at start.
 CHROMIUM_ARGS = [
+    # Playwright turns storage partitioning off, and without it Chromium denies third-party
+    # frames their storage, which no browser a person uses does: restate Playwright's list of
+    # disabled features without ThirdPartyStoragePartitioning, so views keep their localStorage.
+    "--disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,HttpsUpgrades,"
+    "HttpsFirstBalancedModeAutoEnable,LensOverlay,MediaRouter,PaintHolding,AvoidCorsURLLoaderRestartOnRedirect,"
+    "OptimizationHints,NetworkTimeServiceQuerying",
     "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
@@ -60,8 +66,41 @@ def tail(text: str, lines: int = 80) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def _start_time(pid: int) -> str | None:
+    """The process's start time (in clock ticks since boot): with the pid, it names one process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _descendants(pid: int) -> list[tuple[int, str | None]]:
+    """Child processes, recursively (Linux /proc), so that children which made their own
+    session (the host starts stdio servers that way) are found too."""
+    found: list[tuple[int, str | None]] = []
+    stack = [pid]
+    while stack:
+        parent = stack.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            found += [(k, _start_time(k)) for k in kids]
+            stack += kids
+    return found
+
+
 def kill_group(proc: subprocess.Popen[bytes], grace: float = 8.0) -> None:
-    """End the process and everything it started (stdio servers share its group)."""
+    """End the process, its process group and every descendant. SIGTERM first, so the host
+    can close its servers itself; whatever is left after ``grace`` seconds is killed."""
+    descendants = _descendants(proc.pid) if proc.poll() is None else []
     if proc.poll() is None:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -76,6 +115,13 @@ def kill_group(proc: subprocess.Popen[bytes], grace: float = 8.0) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    for pid, started in descendants:
+        if started is None or _start_time(pid) != started:
+            continue  # gone, and the pid may belong to someone else by now
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     if proc.poll() is None:
         proc.wait(timeout=5)
 
