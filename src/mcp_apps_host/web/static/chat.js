@@ -9,6 +9,7 @@ let send = () => false;
 let scroller, inner, emptyState;
 let pinned = true; // follow new content while the person is at the bottom
 let lastTop = 0;
+let trailer = null; // a node kept below everything else (the model's "thinking" indicator)
 const cards = new Map(); // callId -> {card, started, ...parts}
 let ticker = null;
 
@@ -31,9 +32,28 @@ export function initChat(sendFn) {
 
 function add(node) {
   inner.querySelector(".empty-state")?.remove();
-  inner.append(node);
+  // New items go above the trailer, which stays last.
+  if (trailer && trailer.parentNode === inner) inner.insertBefore(node, trailer);
+  else inner.append(node);
   if (pinned) scroller.scrollTop = scroller.scrollHeight;
   return node;
+}
+
+/** Append a node to the conversation (following it if the person is at the bottom). */
+export const appendToConversation = add;
+
+/** Keep `node` (or nothing) as the last thing in the conversation. */
+export function setTrailer(node) {
+  if (trailer && trailer !== node) trailer.remove();
+  trailer = node;
+  if (node) add(node);
+}
+
+/** Whether `node` is still the newest item (the trailer does not count). */
+export function isNewest(node) {
+  let last = inner.lastElementChild;
+  if (last && last === trailer) last = last.previousElementSibling;
+  return last === node;
 }
 
 export function notice(msg) {
@@ -164,6 +184,7 @@ export function callFailed(msg) {
 /** Host → page `conversation-reset`: start an empty column; the host replays what follows. */
 export function resetConversation() {
   cards.clear();
+  trailer = null;
   inner.replaceChildren(emptyState.cloneNode(true));
   pinned = true;
 }
@@ -264,7 +285,8 @@ export function initChatBox() {
       e.preventDefault();
       cursor++;
       setText(cursor === history.length ? draft : history[cursor]);
-    } else if (e.key === "Escape") {
+    } else if (e.key === "Escape" && !e.defaultPrevented) {
+      // (A running model turn takes Escape first, as Stop.)
       input.blur();
     }
   });

@@ -1,4 +1,4 @@
-// Questions for the person: view consents (`consent`) and changed templates (`view-held`).
+// Questions for the person (`consent`): from views, and before a model calls a tool.
 // The host asks, the person answers, the page relays the answer; it decides nothing.
 // One dialog at a time from a queue; it floats over the page without a blocking backdrop,
 // so other views keep running and the chat stays usable while a question waits.
@@ -11,7 +11,6 @@ const KIND_TEXT = {
   "open-link": "wants to open a link",
   download: "wants to save a file",
   sampling: "wants to ask the model",
-  "template-changed": "serves a changed view",
 };
 // Buttons stay inert briefly after a dialog appears, so a click aimed at a view that
 // asked at just the right moment cannot land on "Allow".
@@ -19,7 +18,7 @@ const ARM_DELAY_MS = 400;
 
 let send = () => false;
 let layer;
-const queue = []; // questions: {key, kind, server, title, detail, extra, canRemember, subject, labels, reply}
+const queue = []; // questions: {key, kind, server, byModel, title, detail, extra, canRemember, subject, labels, reply}
 let showing = null; // {q, node, returnFocus, waiting}
 
 export function initConsent(sendFn) {
@@ -38,31 +37,15 @@ export function initConsent(sendFn) {
 /** Host → page `consent`. */
 export function consent(msg) {
   if (msg.id === undefined || msg.id === null) return;
-  const kind = Object.hasOwn(KIND_TEXT, msg.kind) && msg.kind !== "template-changed" ? msg.kind : "tool-call";
+  const kind = Object.hasOwn(KIND_TEXT, msg.kind) ? msg.kind : "tool-call";
   ask({
     key: `consent:${msg.id}`, kind, server: msg.server, title: msg.title, detail: msg.detail,
+    // No view: the model asks, to use one of this server's tools.
+    byModel: msg.view === null || msg.view === undefined,
     extra: kind === "open-link" ? linkFacts(msg) : [],
     canRemember: msg.canRemember === true, subject: msg.subject,
     labels: ["Deny", "Allow"],
     reply: (allow, remember) => send({ type: "consent-reply", id: msg.id, allow, ...(remember ? { remember: true } : {}) }),
-  });
-}
-
-/** Host → page `view-held`: a server now serves a different template than the one accepted before. */
-export function viewHeld(msg) {
-  const size = (n) => (typeof n === "number" ? `${n.toLocaleString()} bytes` : "unknown size");
-  const sha = (s) => (typeof s === "string" ? s.slice(0, 16) : "?");
-  ask({
-    key: `held:${msg.callId}`, kind: "template-changed", server: msg.server,
-    title: `The view of ${String(msg.tool ?? "")} changed since you last accepted it`,
-    detail: [
-      String(msg.uri ?? ""),
-      `before: sha256 ${sha(msg.oldSha256)}…  ${size(msg.oldSize)}`,
-      `now:    sha256 ${sha(msg.newSha256)}…  ${size(msg.newSize)}`,
-      msg.reason ? String(msg.reason) : "",
-    ].filter(Boolean).join("\n"),
-    extra: [], canRemember: false, labels: ["Don't load", "Load the new view"],
-    reply: (accept) => send({ type: "trust-reply", callId: msg.callId, accept }),
   });
 }
 
@@ -137,7 +120,7 @@ function showNext(returnFocus = document.activeElement) {
   el("div", { class: "consent-head" },
     el("span", { class: `consent-icon consent-icon-${q.kind}`, "aria-hidden": "true" }),
     el("div", {},
-      el("div", { class: "consent-who" }, el("span", { class: "server-chip" }, server), " ", KIND_TEXT[q.kind]),
+      el("div", { class: "consent-who" }, ...who(q, server)),
       el("h2", { id: titleId, class: "consent-title" }, String(q.title ?? "")),
     ),
   ),
@@ -165,6 +148,13 @@ function showNext(returnFocus = document.activeElement) {
     // Deny is the default: a stray Enter must not grant anything.
     if (node.contains(document.activeElement) || document.activeElement === document.body) deny.focus({ preventScroll: true });
   }, ARM_DELAY_MS);
+}
+
+/** The line above the title: who is asking. */
+function who(q, server) {
+  const chip = el("span", { class: "server-chip" }, server);
+  if (q.byModel && q.kind === "tool-call") return ["Model tool call · ", chip];
+  return [chip, " ", KIND_TEXT[q.kind]];
 }
 
 function isTextEntry(node) {

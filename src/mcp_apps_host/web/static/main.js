@@ -6,7 +6,9 @@ import { renderServers } from "./servers.js";
 import { initForm, pickerOpen, closePicker } from "./form.js";
 import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost, resetConversation } from "./chat.js";
 import { initViews, viewMount, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewsLost, viewsReset } from "./views.js";
-import { initConsent, consent, consentDismiss, consentsLost, viewHeld, openLink } from "./consent.js";
+import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./consent.js";
+import { initAssistant, turnState, assistantDelta, assistantDone, userMessage, assistantReset } from "./assistant.js";
+import { initTrust, viewHeld, trustLost, trustReset } from "./trust.js";
 import { download } from "./download.js";
 import { showBanner, hideBanner } from "./banner.js";
 import { initConversations, currentConversation, conversationOpened, renderConversations } from "./conversations.js";
@@ -40,6 +42,8 @@ function onStatus(s) {
       viewsLost();
       callsLost();
       consentsLost();
+      trustLost();
+      assistantReset();
     }
     showBanner(s, () => socket.retryNow());
   }
@@ -54,6 +58,8 @@ initChat(send);
 initChatBox();
 initViews(send);
 initConsent(send);
+initAssistant(send);
+initTrust(send);
 initConversations(send);
 
 /** Host → page `conversation-reset`: clear the column; the host replays the conversation next. */
@@ -61,6 +67,8 @@ function conversationReset(msg) {
   closePicker();
   consentsLost();
   viewsReset();
+  trustReset();
+  assistantReset();
   resetConversation();
   conversationOpened(msg);
 }
@@ -69,6 +77,10 @@ const routes = {
   servers: renderServers,
   notice,
   "chat-message": chatMessage,
+  "user-message": userMessage,
+  "turn-state": turnState,
+  "assistant-delta": assistantDelta,
+  "assistant-done": assistantDone,
   "call-started": callStarted,
   "call-progress": callProgress,
   "call-finished": callFinished,

@@ -11,6 +11,14 @@ const INITIAL_HEIGHT = 120;
 const MAX_LOG_LINES = 500;
 const MODES = new Set(["inline", "fullscreen", "pip"]);
 const STATE_TEXT = { loading: "Loading view…", ready: "", error: "", closed: "View closed." };
+// What the host's template check said, as the marker in the view's source line shows it.
+const TRUST = {
+  new: ["New", "First time this template is seen; its hash is now pinned, and a change will be shown to you before it renders."],
+  trusted: ["Pinned", "The same template as the one pinned when you first used it."],
+  allowed: ["Allowed", "This template (or its server) is on the host's allow-list."],
+  changed: ["Changed", "The template changed since it was pinned, and you accepted the new version."],
+  unchecked: ["Unchecked", "Not checked against a pinned hash: template checks are off, or this view was restored from the conversation's saved copy."],
+};
 
 let send = () => false;
 const views = new Map(); // handle -> {handle, iframe, sandboxOrigin, container, ...}
@@ -93,6 +101,7 @@ export function viewMount(msg) {
   const sourceBar = el("div", { class: "view-source", "data-testid": "view-source", title: sha ? `template sha256 ${sha}` : null },
     el("span", { class: "view-glyph", "aria-hidden": "true" }),
     el("span", { class: "view-origin" }, el("span", { class: "server-chip" }, server), el("span", { class: "sep" }, "·"), el("code", {}, tool)),
+    trustMarker(msg.trust, sha),
     el("span", { class: "spacer" }),
     modeButton,
     closeButton,
@@ -101,7 +110,7 @@ export function viewMount(msg) {
   const container = el("div", {
     class: `view ${msg.prefersBorder === false ? "borderless" : "bordered"}`, "data-testid": "view",
     "data-server": server, "data-tool": tool, "data-state": "loading", "data-view": handle, "data-display-mode": "inline",
-  }, sourceBar, errorBox, frameBox, el("div", { class: "view-foot" }, context, log));
+  }, sourceBar, warningsBox(msg.warnings), errorBox, frameBox, el("div", { class: "view-foot" }, context, log));
 
   const view = {
     handle, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
@@ -135,6 +144,30 @@ export function viewMount(msg) {
   iframe.src = msg.proxyUrl;
   view.iframe = iframe;
   frameBox.prepend(iframe);
+}
+
+/** The small marker after "server · tool" saying how the template was checked. */
+function trustMarker(trust, sha) {
+  if (typeof trust !== "string" || !trust) return null; // a failed mount: nothing was checked
+  const [label, text] = Object.hasOwn(TRUST, trust) ? TRUST[trust] : [trust, `Template check: ${trust}.`];
+  const tip = sha ? `${text}\nsha256 ${sha}` : text;
+  return el("span", { class: "view-trust", "data-testid": "view-trust", "data-trust": trust, title: tip, "aria-label": `Template: ${label}. ${text}` },
+    el("span", { class: "view-trust-icon", "aria-hidden": "true" }), label);
+}
+
+/** What the host's static review of the template found, folded under one line. */
+function warningsBox(warnings) {
+  const list = (Array.isArray(warnings) ? warnings : []).map((w) => String(w)).filter(Boolean);
+  if (!list.length) return null;
+  // Folded: the first finding on one line. Open: the full list, so the line gives way to a count.
+  return el("details", { class: "view-warnings", "data-testid": "view-warnings" },
+    el("summary", { title: "Found by the host's review of the template's HTML before it loaded" },
+      el("span", { class: "view-warnings-icon", "aria-hidden": "true" }, "!"),
+      el("span", { class: "view-warnings-text" }, "Static review found",
+        el("span", { class: "view-warnings-first" }, `: ${list[0]}`),
+        el("span", { class: "view-warnings-count" }, list.length === 1 ? " 1 warning" : ` ${list.length} warnings`)),
+      list.length > 1 ? el("span", { class: "view-warnings-more" }, `+${list.length - 1} more`) : null),
+    el("ul", {}, list.map((w) => el("li", {}, w))));
 }
 
 /** Why the proxy URL must not be loaded, or "" when it is fine. */
