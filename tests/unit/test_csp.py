@@ -24,7 +24,7 @@ SPEC_DEFAULT = [
 ]
 EXPECTED_DEFAULT = (
     "default-src 'none'; "
-    "script-src 'self' 'unsafe-inline' 'unsafe-eval'; "
+    "script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data:; "
     "style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data: blob:; "
     "font-src 'self' data:; "

@@ -259,7 +259,9 @@ def build_view_csp(csp: ViewCsp, *, report_uri: str | None = None) -> str:
         # the reference host allows it too. It opens no new origin: the view's own
         # inline script can already run, and what this policy bounds is where the view
         # may load from and talk to.
-        _directive("script-src", ["'self'", "'unsafe-inline'", "'unsafe-eval'", *res]),
+        # blob:/data: scripts are code the view already holds (PDF viewers load their worker
+        # code with import('data:…')); with 'unsafe-inline' they open no new origin.
+        _directive("script-src", ["'self'", "'unsafe-inline'", "'unsafe-eval'", "blob:", "data:", *res]),
         _directive("style-src", ["'self'", "'unsafe-inline'", *res]),
         _directive("img-src", ["'self'", "data:", "blob:", *res]),
         _directive("font-src", ["'self'", "data:", *res]),
