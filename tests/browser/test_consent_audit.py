@@ -84,13 +84,20 @@ def test_open_link_consent_shows_the_real_host(start_host, page_for):
     frame = view_frame(wait_view(page, "rec", "record"))
     assert check(frame, "open").startswith("error:")
 
-    call_tool(page, "rec", "record", {"action": "open", "text": "http://127.0.0.1:9/allowed"})
-    dialog = consent(page, "open-link")
-    with page.context.expect_page(timeout=10_000) as opened:
-        dialog.locator("[data-testid=consent-allow]").click()
-    assert opened.value.url.startswith("http://127.0.0.1:9/allowed") or opened.value.url == "about:blank"
-    frame = view_frame(page.locator('[data-testid=view][data-tool="record"]').last)
-    assert check(frame, "open").startswith("ok:")
+    from test_rules import Origin
+
+    target = Origin()
+    try:
+        call_tool(page, "rec", "record", {"action": "open", "text": f"{target.url}/allowed"})
+        dialog = consent(page, "open-link")
+        with page.context.expect_page(timeout=10_000) as opened:
+            dialog.locator("[data-testid=consent-allow]").click()
+        opened.value.wait_for_load_state()
+        assert opened.value.url == f"{target.url}/allowed" and target.hits == ["/allowed"]
+        frame = view_frame(page.locator('[data-testid=view][data-tool="record"]').last)
+        assert check(frame, "open").startswith("ok:")
+    finally:
+        target.close()
 
 
 def test_download_consent(start_host, page_for):
@@ -159,10 +166,11 @@ def test_changed_template_is_held_until_accepted(start_host, page_for, tmp_path)
 
     (tmp_path / "v2").mkdir()
     again = start_host(config=fixture_config(tmp_path / "v2", {"ver": "ver"}, {"TEMPLATE_VERSION": "2"}), extra_args=db)
-    page2 = page_for(again)
+    page2 = page_for(again, new_conversation=True)  # not the replay of the first conversation's view
     call_tool(page2, "ver", "ver-view", {})
     notice = page2.locator("[data-testid=trust-notice]")
     notice.wait_for(timeout=15_000)
+    assert "ver" in notice.inner_text()
     assert page2.locator('[data-testid=view][data-tool="ver-view"] iframe').count() == 0
     time.sleep(1)
     assert page2.locator('[data-testid=view][data-tool="ver-view"] iframe').count() == 0  # still held
