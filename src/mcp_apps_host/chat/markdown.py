@@ -23,7 +23,8 @@ def render_markdown(text: str) -> str:
     return nh3.clean(
         html,
         tags=_TAGS,
-        attributes={"a": {"href", "title"}, "th": {"align"}, "td": {"align"}, "code": {"class"}},
+        attributes={"a": {"href", "title"}, "th": {"style"}, "td": {"style"}, "code": {"class"}},
+        filter_style_properties={"text-align"},  # table column alignment, nothing else
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
         set_tag_attribute_values={"a": {"target": "_blank"}},
