@@ -177,3 +177,37 @@ def test_server_crash_is_reported_and_reconnected(start_host, page_for):
             break
         assert time.monotonic() < deadline, seen
         time.sleep(0.2)
+
+
+def test_long_call_shows_progress_and_cancels(start_host, page_for):
+    host = start_host(servers={"rec": fixture_cmd("rec")})
+    page = page_for(host)
+    call_tool(page, "rec", "record-slow", {"seconds": 30})
+    frame = view_frame(wait_view(page, "rec", "record-slow"))
+    card = page.locator('[data-testid=call][data-state="running"]').last
+    progress = card.locator("[data-testid=call-progress]")
+    progress.wait_for(timeout=15_000)
+    page.wait_for_function("el => /step \\d+ of 300/.test(el.textContent)", arg=progress.element_handle(), timeout=15_000)
+    card.locator("[data-testid=call-cancel]").click()
+    page.locator('[data-testid=call][data-state="cancelled"]').wait_for(timeout=15_000)
+    cancelled = frame.locator("li.seen", has_text="tool-cancelled")
+    cancelled.wait_for(timeout=15_000)
+    assert frame.locator("li.seen", has_text="tool-result").count() == 0
+    assert "cancelled by the person" in cancelled.inner_text()
+
+
+def test_server_that_hangs_times_out_and_is_retried(start_host, page_for, monkeypatch):
+    monkeypatch.setenv("MCP_APPS_HOST_SERVER_CONNECT_TIMEOUT", "1.5")
+    monkeypatch.setenv("MCP_APPS_HOST_TEMPLATE_READ_TIMEOUT", "0.5")
+    sleeper = shlex.join([sys.executable, "-c", "import time; time.sleep(600)"])
+    host = start_host(servers={"stuck": sleeper, "vis": fixture_cmd("vis")})
+    page = page_for(host, wait_ready=False)
+    deadline = time.monotonic() + 30
+    while True:
+        stuck = {s["name"]: s for s in server_list(page, host)}["stuck"]
+        if stuck["status"] in ("error", "retrying") and stuck["error"]:
+            break
+        assert time.monotonic() < deadline, stuck
+        time.sleep(0.2)
+    assert "in time" in stuck["error"]
+    wait_servers(page, host, ["vis"])  # the rest of the host is unaffected
