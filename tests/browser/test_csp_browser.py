@@ -19,20 +19,11 @@ from typing import Any
 
 import pytest
 
+from harness import CHROMIUM, CHROMIUM_ARGS
+
 from mcp_apps_host.policy.csp import ViewCsp, build_view_csp
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 INNER_SCRIPT = """
 const B = %(b)s, C = %(c)s;
