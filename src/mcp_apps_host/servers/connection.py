@@ -170,8 +170,10 @@ class ServerConnection:
             return streamable_http_client(
                 spec.url, http_client=http, max_sse_event_size=self.limits.max_template_bytes * 2
             )
-        # Keep the server's stderr so a failure can say what the server said.
-        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        # Keep the server's stderr so a failure can say what the server said (one file per start).
+        if self._stderr is not None:
+            self._stderr.close()
+        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         params = StdioServerParameters(
             command=spec.command or "",
             args=list(spec.args),
