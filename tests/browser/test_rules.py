@@ -140,7 +140,7 @@ def test_invalid_templates_show_clear_errors(start_host, page_for, tmp_path, mon
         assert needle in view.inner_text(), (tool, view.inner_text())
         assert view.locator("iframe").count() == 0
     # The tools themselves still ran and their results are in the conversation.
-    assert page.get_by_text("the tool itself works").count() >= 4
+    page.get_by_text("the tool itself works").nth(3).wait_for(timeout=15_000)
 
 
 def test_server_that_cannot_start_is_reported_and_the_host_stays_up(start_host, page_for):
