@@ -37,6 +37,7 @@ log = logging.getLogger("mcp_apps_host.servers")
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 # How often a ready server is pinged: a crashed or wedged server is noticed within this.
 HEALTH_INTERVAL = 10.0
+MISSED_PINGS = 3
 
 
 class ServerStatus(StrEnum):
@@ -139,6 +140,7 @@ class ServerConnection:
 
     async def _serve(self, client: Client) -> None:
         """Wait for notifications and health checks until the connection fails."""
+        missed = 0
         while self._failure is None:
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
@@ -159,7 +161,14 @@ class ServerConnection:
                         # Deprecated only for 2026-07-28 connections; ours use the initialize handshake.
                         warnings.simplefilter("ignore", MCPDeprecationWarning)
                         await client.send_ping()
-                except Exception as exc:  # noqa: BLE001
+                    missed = 0
+                except TimeoutError:
+                    # A server busy with a long synchronous tool may miss a ping or two: restarting it
+                    # would kill that call, so only a server silent for a while is given up on.
+                    missed += 1
+                    if missed >= MISSED_PINGS:
+                        self._failure = f"has not answered {missed} pings in a row"
+                except Exception as exc:  # noqa: BLE001 - a broken connection
                     self._failure = f"does not answer ping: {self._describe_failure(exc)}"
 
     def _transport(self) -> Any:
