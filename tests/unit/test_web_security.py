@@ -122,3 +122,19 @@ def test_proxy_only_on_its_own_servers_origin():
     other = sandbox.origin_for("forms")
     assert TestClient(sandbox_app(host), base_url=own).get(f"/proxy/{view.handle}").status_code == 200
     assert TestClient(sandbox_app(host), base_url=other).get(f"/proxy/{view.handle}").status_code == 404
+
+
+def test_odd_frames_from_the_page_do_not_end_the_socket(client: TestClient):
+    sign_in(client)
+    with client.websocket_connect(WS, headers={"origin": ORIGIN}) as ws:
+        for frame in ([1, 2], {"type": 5}, {"type": "view-message", "view": ["x"], "message": None},
+                      {"type": "consent-reply", "id": "nope"}, {"type": "call", "server": 1, "tool": None},
+                      {"type": "conversation-rename", "id": 3, "title": None}, {"type": "theme", "theme": {}}):
+            ws.send_json(frame)
+        ws.send_json({"type": "chat", "text": "/help"})
+        for _ in range(10):
+            message = ws.receive_json()
+            if message["type"] == "notice" and "/call" in message["text"]:
+                break
+        else:
+            raise AssertionError("the socket stopped answering")

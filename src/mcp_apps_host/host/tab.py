@@ -107,8 +107,9 @@ class TabSession(ViewListener):
                 await self._conversation_command(kind, msg)
             else:
                 log.info("page sent an unknown message type %r", kind)
-        except vs.IllegalTransition:
-            log.exception("host bug while handling %s", kind)
+        except Exception:  # noqa: BLE001 - one bad frame must not end the tab
+            log.exception("could not handle a %r message from the page", kind)
+            self.notice(f"The host could not handle that ({kind}); see the host's log.", "error")
 
     async def _hello(self, msg: dict[str, Any]) -> None:
         env = self.env
