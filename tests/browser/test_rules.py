@@ -211,3 +211,20 @@ def test_server_that_hangs_times_out_and_is_retried(start_host, page_for, monkey
         time.sleep(0.2)
     assert "in time" in stuck["error"]
     wait_servers(page, host, ["vis"])  # the rest of the host is unaffected
+
+
+def test_hostile_view_stays_in_its_box(start_host, page_for):
+    host = start_host(servers={"evil": fixture_cmd("evil")})
+    page = page_for(host)
+    call_tool(page, "evil", "evil-view", {})
+    view = wait_view(page, "evil", "evil-view")
+    frame = view_frame(view)
+    assert check(frame, "still-here", timeout=20_000) == "yes"  # forged resource-ready messages were dropped
+    assert check(frame, "cookie") == "hidden"
+    assert check(frame, "host-api").startswith("error:")  # connect-src 'none': the host API is out of reach
+    assert check(frame, "huge").startswith("error:") and "max_view_message_bytes" in check(frame, "huge")
+    assert check(frame, "after-huge").startswith("ok:")  # and the view (and socket) kept working
+    assert page.url.startswith(host.origin + "/") and "stolen" not in page.url
+    assert view.get_attribute("data-state") == "ready"
+    view.locator(".view-log summary, [data-testid=view-log] summary").first.click()
+    assert "max_view_message_bytes" in view.inner_text()  # the refusal is in the view's log too
