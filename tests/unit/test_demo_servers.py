@@ -75,10 +75,12 @@ def test_catalog_starts_each_demo_module() -> None:
 
 def test_load_view_requires_the_marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "app_bridge.js").write_text("window.mcpApp = {};\n")
-    (tmp_path / "good.html").write_text("<!DOCTYPE html><body><!-- app-bridge --></body>")
+    (tmp_path / "app_base.css").write_text("body { margin: 0; }\n")
+    (tmp_path / "good.html").write_text("<!DOCTYPE html><!-- app-base --><body><!-- app-bridge --></body>")
     (tmp_path / "bad.html").write_text("<!DOCTYPE html><body></body>")
     monkeypatch.setattr(_common, "HERE", tmp_path)
-    expected = "<!DOCTYPE html><body><script>\nwindow.mcpApp = {};\n</script></body>"
+    expected = ("<!DOCTYPE html><style>\nbody { margin: 0; }\n</style>"
+                "<body><script>\nwindow.mcpApp = {};\n</script></body>")
     assert _common.load_view("good.html") == expected
     with pytest.raises(ValueError, match="marker"):
         _common.load_view("bad.html")

@@ -12,10 +12,12 @@ from mcp.types import CallToolResult, TextContent
 
 HERE = Path(__file__).parent
 BRIDGE_MARKER = "<!-- app-bridge -->"
+BASE_MARKER = "<!-- app-base -->"
 
 
 def load_view(filename: str) -> str:
-    """Read a view template and inline app_bridge.js, so the host gets one self-contained document."""
+    """Read a view template and inline app_bridge.js (and app_base.css where marked), so the host
+    gets one self-contained document."""
     html = (HERE / filename).read_text(encoding="utf-8")
     bridge = (HERE / "app_bridge.js").read_text(encoding="utf-8")
     if BRIDGE_MARKER not in html:
@@ -23,6 +25,8 @@ def load_view(filename: str) -> str:
     # "</script" inside the script body would end the element early.
     if "</script" in bridge.lower():
         raise ValueError("app_bridge.js must not contain '</script'")
+    base = (HERE / "app_base.css").read_text(encoding="utf-8")
+    html = html.replace(BASE_MARKER, f"<style>\n{base}</style>", 1)
     return html.replace(BRIDGE_MARKER, f"<script>\n{bridge}</script>", 1)
 
 
