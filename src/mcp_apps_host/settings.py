@@ -42,8 +42,6 @@ class Limits:
     max_download_bytes: int = 20 * 1024 * 1024
     # CSP violation reports: a larger body is dropped (bytes).
     max_csp_report_bytes: int = 64 * 1024
-    # Log lines kept per view for the page.
-    max_log_entries_per_view: int = 500
 
 
 DEFAULT_LIMITS = Limits()

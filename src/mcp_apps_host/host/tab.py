@@ -123,15 +123,18 @@ class TabSession(ViewListener):
         width = msg.get("viewportWidth")
         if isinstance(width, int) and not isinstance(width, bool) and width > 0:
             env.max_width = min(width, self.host.limits.max_view_width)
-        self.emit({"type": "theme", "theme": env.theme, "variables": env.styles.get("variables", {})})
+        self._send_theme()
         self._servers_changed()
         wanted = msg.get("conversation")
         await self._open_conversation(wanted if isinstance(wanted, str) else None)
 
     def _set_theme(self, theme: Any) -> None:
         self.env.theme = parse_theme(theme)
-        self.emit({"type": "theme", "theme": self.env.theme, "variables": self.env.styles.get("variables", {})})
+        self._send_theme()
         self.viewhost.context_changed(theme=self.env.theme, styles=self.env.styles)
+
+    def _send_theme(self) -> None:
+        self.emit({"type": "theme", "theme": self.env.theme, "variables": self.env.styles.get("variables", {})})
 
     def _chat(self, text: Any) -> None:
         if not isinstance(text, str) or not text.strip():

@@ -66,7 +66,6 @@ class ServerConnection:
         self.error: str | None = None
         self.tools: dict[str, ToolEntry] = {}
         self.templates: dict[str, Template | TemplateError] = {}
-        self.server_info: dict[str, Any] = {}
         self._client: Client | None = None
         self._wake = asyncio.Event()
         self._refresh_tools = False
@@ -125,8 +124,6 @@ class ServerConnection:
             try:
                 async with client:
                     self._client = client
-                    info = client.server_info
-                    self.server_info = dump(info) if info is not None else {}
                     await self._load_catalog(client)
                     await self._load_templates(client, None)
                     scope.deadline = float("inf")

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, delete, func, select, update
+from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, delete, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -127,11 +127,6 @@ class Conversations:
         with self.engine.connect() as db:
             rows = db.execute(select(table).where(table.c.conversation == conversation_id).order_by(table.c.id)).all()
         return [Item(r.id, r.kind, r.ts, r.data) for r in rows]
-
-    def count_items(self, conversation_id: str) -> int:
-        with self.engine.connect() as db:
-            return int(db.execute(select(func.count()).select_from(ItemRow).where(
-                ItemRow.conversation == conversation_id)).scalar_one())
 
     # ---- templates --------------------------------------------------------------------------
 

@@ -628,9 +628,6 @@ class ViewSession:
             effects.append(PostToView(rpc.result(token, pending.reply_on_allow)))
         return effects
 
-    def pending_consents(self) -> list[RequestId]:
-        return list(self._consents)
-
     # ---- tool lifecycle (host → view) -----------------------------------------------------
 
     def _send(self, message: dict[str, Any]) -> list[Effect]:
