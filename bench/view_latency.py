@@ -50,7 +50,7 @@ def start_host(base_url: str, workdir: Path) -> tuple[subprocess.Popen[bytes], s
            "--server", f"rec={shlex.join([sys.executable, str(FIXTURES), 'rec'])}",
            "--server", f"other={shlex.join([sys.executable, str(FIXTURES), 'other'])}",
            "--model", "openai:fake", "--model-base-url", base_url]
-    log = open(workdir / "host.log", "wb")
+    log = open(workdir / "host.log", "wb")  # noqa: SIM115 - the host writes to it for as long as it runs
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
     deadline = time.monotonic() + 60
@@ -63,7 +63,8 @@ def start_host(base_url: str, workdir: Path) -> tuple[subprocess.Popen[bytes], s
 
 
 def median_ms(values: list[float]) -> str:
-    return f"median {statistics.median(values) * 1000:7.1f} ms  (min {min(values) * 1000:6.1f}, max {max(values) * 1000:6.1f})"
+    ms = [v * 1000 for v in values]
+    return f"median {statistics.median(ms):7.1f} ms  (min {min(ms):6.1f}, max {max(ms):6.1f})"
 
 
 def main() -> None:
@@ -84,7 +85,8 @@ def main() -> None:
                 box = page.locator("[data-testid=chat-input]")
                 box.wait_for()
                 deadline = time.monotonic() + 60
-                while any(s["status"] != "ready" for s in page.request.get(url.split("/?")[0] + "/api/servers").json()["servers"]):
+                api = url.split("/?")[0] + "/api/servers"
+                while any(s["status"] != "ready" for s in page.request.get(api).json()["servers"]):
                     assert time.monotonic() < deadline, "the fixture server did not connect"
                     time.sleep(0.1)
 
@@ -96,12 +98,13 @@ def main() -> None:
                     return time.perf_counter() - started
 
                 views, plain = [], []
+                done = '[data-testid=call][data-state="done"]'
                 for i in range(runs):
-                    views.append(timed_call("rec", "record", lambda: page.locator("[data-testid=view]").nth(i)
+                    views.append(timed_call("rec", "record", lambda i=i: page.locator("[data-testid=view]").nth(i)
                                             .frame_locator("iframe.proxy").frame_locator("iframe")
                                             .locator('[data-check="result"]')))
-                    plain.append(timed_call("other", "other-tool", lambda: page.locator('[data-testid=call][data-state="done"]')
-                                            .filter(has_text="other ran").nth(i)))
+                    plain.append(timed_call("other", "other-tool",
+                                            lambda i=i: page.locator(done).filter(has_text="other ran").nth(i)))
 
                 partials = []
                 for i in range(runs):

@@ -1,6 +1,142 @@
-"""mcp-apps-host: a Python host for MCP Apps (extension `io.modelcontextprotocol/ui`)."""
+"""mcp-apps-host: a Python host for MCP Apps (extension `io.modelcontextprotocol/ui`).
 
-__version__ = "0.1.0"
-EXTENSION_ID = "io.modelcontextprotocol/ui"
-APP_MIME_TYPE = "text/html;profile=mcp-app"
-PROTOCOL_VERSION = "2026-01-26"
+What is listed in ``__all__`` is the supported API; every other module is private by
+convention and may change. Names load on first use, so importing the package (or one
+of its demo servers) stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config.host import HostConfig
+    from .config.servers import ServerSpec
+    from .errors import (
+        CallFailed,
+        ConfigError,
+        ConsentConfigError,
+        CspError,
+        DatabaseError,
+        HostError,
+        IllegalTransition,
+        InvalidFrame,
+        InvalidMessage,
+        ServerUnavailable,
+        TemplateError,
+    )
+    from .settings import Limits
+    from .values.csp import ViewCsp
+    from .values.protocol import APP_MIME_TYPE, EXTENSION_ID, PROTOCOL_VERSION
+    from .values.templates import Template
+    from .values.tools import ToolEntry
+    from .version import __version__
+    from .views.context import HostEnvironment, ViewSpec
+    from .views.effects import (
+        AskConsent,
+        CancelProxied,
+        Decided,
+        DisplayModeChanged,
+        Download,
+        Effect,
+        Log,
+        ModelContextUpdated,
+        OpenLink,
+        PostChatMessage,
+        PostToView,
+        ProxyResourceRead,
+        ProxyToolCall,
+        Refused,
+        Resize,
+        Sample,
+        StartInitTimer,
+        StartTeardownTimer,
+        StateChanged,
+        ViewState,
+    )
+    from .views.session import ViewSession
+
+__all__ = [
+    "APP_MIME_TYPE",
+    "EXTENSION_ID",
+    "PROTOCOL_VERSION",
+    "AskConsent",
+    "CallFailed",
+    "CancelProxied",
+    "ConfigError",
+    "ConsentConfigError",
+    "CspError",
+    "DatabaseError",
+    "Decided",
+    "DisplayModeChanged",
+    "Download",
+    "Effect",
+    "HostConfig",
+    "HostEnvironment",
+    "HostError",
+    "IllegalTransition",
+    "InvalidFrame",
+    "InvalidMessage",
+    "Limits",
+    "Log",
+    "ModelContextUpdated",
+    "OpenLink",
+    "PostChatMessage",
+    "PostToView",
+    "ProxyResourceRead",
+    "ProxyToolCall",
+    "Refused",
+    "Resize",
+    "Sample",
+    "ServerSpec",
+    "ServerUnavailable",
+    "StartInitTimer",
+    "StartTeardownTimer",
+    "StateChanged",
+    "Template",
+    "TemplateError",
+    "ToolEntry",
+    "ViewCsp",
+    "ViewSession",
+    "ViewSpec",
+    "ViewState",
+    "__version__",
+]
+
+# Where each name of the API lives.
+_WHERE = {
+    "__version__": "version",
+    "EXTENSION_ID": "values.protocol",
+    "APP_MIME_TYPE": "values.protocol",
+    "PROTOCOL_VERSION": "values.protocol",
+    "HostConfig": "config.host",
+    "ServerSpec": "config.servers",
+    "Limits": "settings",
+    "ToolEntry": "values.tools",
+    "Template": "values.templates",
+    "ViewCsp": "values.csp",
+    "ViewSession": "views.session",
+    "ViewSpec": "views.context",
+    "HostEnvironment": "views.context",
+    **dict.fromkeys(("HostError", "ConfigError", "ConsentConfigError", "CspError", "TemplateError",
+                     "ServerUnavailable", "CallFailed", "InvalidMessage", "IllegalTransition", "InvalidFrame",
+                     "DatabaseError"), "errors"),
+    **dict.fromkeys(("Effect", "ViewState", "PostToView", "ProxyToolCall", "ProxyResourceRead", "CancelProxied",
+                     "AskConsent", "OpenLink", "PostChatMessage", "ModelContextUpdated", "DisplayModeChanged",
+                     "Resize", "Log", "Decided", "Sample", "Download", "Refused", "StateChanged",
+                     "StartTeardownTimer", "StartInitTimer"), "views.effects"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_apps_host' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ DEFAULT_LIMITS = Limits()
 def limits_from_env(base: Limits = DEFAULT_LIMITS, environ: dict[str, str] | None = None) -> Limits:
     """Override any limit with `MCP_APPS_HOST_<NAME>` (e.g. MCP_APPS_HOST_MAX_TEMPLATE_BYTES=1000000)."""
     env = os.environ if environ is None else environ
-    changes: dict[str, int | float] = {}
+    changes: dict[str, Any] = {}
     for f in fields(Limits):
         raw = env.get(f"MCP_APPS_HOST_{f.name.upper()}")
         if raw is None:

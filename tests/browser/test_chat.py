@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from harness import view_frame, view_locator, wait_view
-from tests.modelfakes import streamed_call, text
-from tests.modelfakes import anthropic_fake, openai_fake
+
+from tests.modelfakes import anthropic_fake, openai_fake, streamed_call, text
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +27,7 @@ def say(page, line: str) -> None:
 
 
 def seen(frame) -> list[str]:
-    return [t for t in frame.locator("li.seen").all_inner_texts()]
+    return list(frame.locator("li.seen").all_inner_texts())
 
 
 def wait_seen(frame, predicate, timeout: float = 20) -> list[str]:
@@ -49,7 +49,7 @@ def test_view_gets_partial_inputs_in_order_then_input_and_result(start_host, pag
     arguments = json.dumps({"action": "show", "text": "hello streaming world", "n": 42})
     script = [[text("Recording. "), *streamed_call("rec__record", arguments, size=5)], [text("Done.")]]
     with openai_fake.serve_script(script, delay=0.02) as fake:
-        host, page = start(start_host, page_for, fake, fake.base_url)
+        _host, page = start(start_host, page_for, fake, fake.base_url)
         say(page, "record something")
         frame = view_frame(wait_view(page, "rec", "record"))
         lines = wait_seen(frame, lambda ls: any(line.startswith("tool-result") for line in ls))
@@ -74,7 +74,7 @@ def test_two_tool_calls_in_one_turn(start_host, page_for):
     first = streamed_call("rec__record", json.dumps({"text": "one"}), call_id="c1")
     second = streamed_call("rec__record", json.dumps({"text": "two"}), call_id="c2")
     with openai_fake.serve_script([[*first, *second], [text("Both recorded.")]]) as fake:
-        host, page = start(start_host, page_for, fake, fake.base_url)
+        _host, page = start(start_host, page_for, fake, fake.base_url)
         say(page, "record two things")
         page.get_by_text("Both recorded.").wait_for(timeout=20_000)
         views = page.locator('[data-testid=view][data-server="rec"][data-tool="record"]')
@@ -88,7 +88,7 @@ def test_two_tool_calls_in_one_turn(start_host, page_for):
 def test_stop_cancels_the_running_tool_and_tells_the_view(start_host, page_for):
     script = [[*streamed_call("rec__record-slow", json.dumps({"seconds": 60}))], [text("never")]]
     with openai_fake.serve_script(script) as fake:
-        host, page = start(start_host, page_for, fake, fake.base_url)
+        _host, page = start(start_host, page_for, fake, fake.base_url)
         say(page, "take your time")
         frame = view_frame(wait_view(page, "rec", "record-slow"))
         wait_seen(frame, lambda ls: any(line.startswith("tool-input ") for line in ls))
@@ -102,7 +102,7 @@ def test_stop_cancels_the_running_tool_and_tells_the_view(start_host, page_for):
 def test_ui_message_waits_for_consent_and_is_dropped_on_deny(start_host, page_for):
     call = streamed_call("rec__record", json.dumps({"action": "message", "text": "please summarise"}))
     with openai_fake.serve_script([[*call], [text("Recorded.")], [text("Here is a summary.")]]) as fake:
-        host, page = start(start_host, page_for, fake, fake.base_url)
+        _host, page = start(start_host, page_for, fake, fake.base_url)
         say(page, "record")
         page.get_by_text("Recorded.").wait_for(timeout=20_000)
         dialog = page.locator('[data-testid=consent][data-kind="message"]')
@@ -126,7 +126,7 @@ def test_ui_message_waits_for_consent_and_is_dropped_on_deny(start_host, page_fo
 
 def test_model_context_latest_only_and_labelled(start_host, page_for):
     with openai_fake.serve_script([[text("Noted.")]]) as fake:
-        host, page = start(start_host, page_for, fake, fake.base_url)
+        _host, page = start(start_host, page_for, fake, fake.base_url)
         say(page, "/call rec record " + json.dumps({"action": "context", "text": "row 7"}))
         frame = view_frame(wait_view(page, "rec", "record"))
         assert frame.locator('[data-check="context-2"]').inner_text().startswith("ok:")
@@ -142,7 +142,7 @@ def test_anthropic_adapter_drives_a_view(start_host, page_for):
     arguments = json.dumps({"text": "from claude"})
     script = [[text("Sure. "), *streamed_call("rec__record", arguments, size=3)], [text("All set.")]]
     with anthropic_fake.serve_script(script) as fake:
-        host, page = start(start_host, page_for, fake, fake.base_url, kind="anthropic")
+        _host, page = start(start_host, page_for, fake, fake.base_url, kind="anthropic")
         say(page, "record with anthropic")
         frame = view_frame(wait_view(page, "rec", "record"))
         assert "from claude" in frame.locator('[data-check="result"]').inner_text(timeout=20_000)

@@ -215,6 +215,7 @@ def test_audit_survives_kill_9_during_a_burst(start_host, page_for, tmp_path):
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         replies = db.execute("SELECT COUNT(*) FROM audit_events WHERE direction='host->view' AND payload_preview "
                              "LIKE '%\"result\"%' AND method IS NULL").fetchone()[0]
-        pings = db.execute("SELECT COUNT(*) FROM audit_events WHERE direction='view->host' AND method='ping'").fetchone()[0]
+        pings = db.execute(
+            "SELECT COUNT(*) FROM audit_events WHERE direction='view->host' AND method='ping'").fetchone()[0]
     # Every reply the view received was on record before it was sent.
     assert pings >= acked_at_kill and replies >= acked_at_kill, (pings, replies, acked_at_kill)

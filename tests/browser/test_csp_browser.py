@@ -18,7 +18,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-
 from harness import CHROMIUM, CHROMIUM_ARGS
 
 from mcp_apps_host.policy.csp import ViewCsp, build_view_csp

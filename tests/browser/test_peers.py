@@ -291,7 +291,8 @@ def test_debug_app_drives_every_host_feature(page: Page, peers: Peers) -> None:
     app.locator("#context-text").fill("the debug peer's state")
     # The page shows the latest one under the view.
     context = view.locator("[data-testid=view-context]")
-    act("#update-context-text-btn", "update-context", lambda p: p == {"type": "text", "value": "the debug peer's state"})
+    act("#update-context-text-btn", "update-context",
+        lambda p: p == {"type": "text", "value": "the debug peer's state"})
     expect(context).to_contain_text("the debug peer's state")
     act("#update-context-structured-btn", "update-context", lambda p: p == {"type": "structured"})
     expect(context).to_contain_text("debugState")

@@ -40,7 +40,7 @@ class Origin:
         hits = self.hits
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 hits.append(self.path)
                 body = b"payload"
                 self.send_response(200)
@@ -187,7 +187,8 @@ def test_long_call_shows_progress_and_cancels(start_host, page_for):
     card = page.locator('[data-testid=call][data-state="running"]').last
     progress = card.locator("[data-testid=call-progress]")
     progress.wait_for(timeout=15_000)
-    page.wait_for_function("el => /step \\d+ of 300/.test(el.textContent)", arg=progress.element_handle(), timeout=15_000)
+    page.wait_for_function("el => /step \\d+ of 300/.test(el.textContent)", arg=progress.element_handle(),
+                           timeout=15_000)
     card.locator("[data-testid=call-cancel]").click()
     page.locator('[data-testid=call][data-state="cancelled"]').wait_for(timeout=15_000)
     cancelled = frame.locator("li.seen", has_text="tool-cancelled")

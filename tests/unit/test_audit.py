@@ -13,18 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, event, func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from mcp_apps_host.store.audit import (
-    AuditEvent,
-    AuditLog,
-    audit_events,
-    audit_payloads,
-    canonical_json,
-    payload_sha256,
-)
+from mcp_apps_host.store.audit import AuditEvent, AuditLog, canonical_json, payload_sha256
+from mcp_apps_host.store.db import open_database
+from mcp_apps_host.store.schema import audit_events, audit_payloads
 
 HERE = Path(__file__).parent
 
@@ -63,17 +58,20 @@ def test_record_is_committed_when_it_returns(audit: AuditLog, db_url: str):
 
 
 def test_writer_connection_is_crash_safe(tmp_path: Path):
-    """WAL and synchronous=NORMAL (commits survive kill -9) on the writer, even on an engine made without them."""
-    engine = create_engine(f"sqlite:///{tmp_path / 'plain.db'}")
-    seen: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    """WAL and synchronous=NORMAL on the audit writer's connection: commits survive kill -9."""
+    engine = open_database(f"sqlite:///{tmp_path / 'plain.db'}")
     log = AuditLog(engine)
     try:
         asyncio.run(log.record(ev(1)))
+        conn = log._connect()
+        try:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10000
+        finally:
+            conn.close()
     finally:
         log.close()
         engine.dispose()
-    assert "PRAGMA synchronous=NORMAL" in seen
     with sqlite3.connect(tmp_path / "plain.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -224,9 +222,9 @@ def test_bad_events_rejected(kwargs, field):
 
 
 def test_bad_filters_rejected(audit: AuditLog):
-    with pytest.raises(ValueError, match="^direction"):
+    with pytest.raises(ValueError, match=r"^direction"):
         audit.query(direction="sideways")
-    with pytest.raises(ValueError, match="^decision"):
+    with pytest.raises(ValueError, match=r"^decision"):
         list(audit.export_jsonl(decision="ok"))
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import random
 
 from mcp_apps_host.chat.tools import NAME_PATTERN, build_tool_table, tool_table_from_entries
-from mcp_apps_host.servers.catalog import tool_entry
+from mcp_apps_host.values.tools import tool_entry
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 

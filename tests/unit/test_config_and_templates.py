@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from mcp_apps_host.servers.catalog import tool_entry
-from mcp_apps_host.servers.config import ConfigError, load_config, merge_specs, parse_config, parse_server_arg
-from mcp_apps_host.servers.templates import TemplateError, parse_template
+from mcp_apps_host.config.servers import load_config, merge_specs, parse_config, parse_server_arg
+from mcp_apps_host.errors import ConfigError, TemplateError
+from mcp_apps_host.servers.templates import parse_template
+from mcp_apps_host.values.tools import tool_entry
 
 MIME = "text/html;profile=mcp-app"
 
@@ -45,7 +46,8 @@ def test_config_file_shape(tmp_path):
 
 @pytest.mark.parametrize("data, needle", [
     ([], "mcpServers"), ({"mcpServers": {"a": 1}}, "must be an object"),
-    ({"mcpServers": {"a": {}}}, "exactly one of"), ({"mcpServers": {"a": {"command": "x", "url": "http://h"}}}, "exactly one"),
+    ({"mcpServers": {"a": {}}}, "exactly one of"),
+    ({"mcpServers": {"a": {"command": "x", "url": "http://h"}}}, "exactly one"),
     ({"mcpServers": {"a": {"command": "x", "args": "y"}}}, "list of strings"),
     ({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}, "env must be an object of strings"),
 ])
@@ -119,7 +121,8 @@ def test_template_blob():
     ("ui://a", {"uri": "ui://a", "mimeType": MIME, "text": "x" * 101}, "max_template_bytes"),
     ("ui://a", {"uri": "ui://a", "mimeType": MIME, "blob": "!!!"}, "base64"),
     ("ui://a", {"uri": "ui://a", "mimeType": MIME, "blob": base64.b64encode(b"\xff\xfe").decode()}, "not UTF-8"),
-    ("ui://a", {"uri": "ui://a", "mimeType": MIME, "text": "x", "_meta": {"ui": {"csp": {"connectDomains": ["*"]}}}}, "csp"),
+    ("ui://a", {"uri": "ui://a", "mimeType": MIME, "text": "x",
+                "_meta": {"ui": {"csp": {"connectDomains": ["*"]}}}}, "csp"),
 ])
 def test_template_errors_name_the_rule(uri, item, needle):
     with pytest.raises(TemplateError, match=needle) as info:

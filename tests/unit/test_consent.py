@@ -5,17 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine
 
-from mcp_apps_host.policy.consent import (
-    ConsentConfigError,
-    ConsentPolicy,
-    RememberedStore,
-    SamplingPolicy,
-    parse_consent_config,
-    parse_sampling_config,
-)
-from mcp_apps_host.servers.catalog import tool_entry
+from mcp_apps_host.config.policies import parse_consent_config, parse_sampling_config
+from mcp_apps_host.errors import ConsentConfigError
+from mcp_apps_host.policy.consent import ConsentPolicy, SamplingPolicy
+from mcp_apps_host.store.consents import RememberedConsents as RememberedStore
+from mcp_apps_host.store.db import open_database
+from mcp_apps_host.values.tools import tool_entry
 
 
 def tool(name: str, server: str = "s1", annotations: dict | None = None, visibility: list | None = None):
@@ -37,7 +33,7 @@ MODEL_ONLY = tool("summarise", annotations={"readOnlyHint": True}, visibility=["
 
 @pytest.fixture
 def engine(tmp_path: Path):
-    eng = create_engine(f"sqlite:///{tmp_path / 'host.db'}")
+    eng = open_database(f"sqlite:///{tmp_path / 'host.db'}")
     yield eng
     eng.dispose()
 
@@ -158,9 +154,9 @@ def test_remember_allow_persists_across_restart(engine):
     policy.remember_allow("s1", "write")  # twice is harmless
 
     # A restart: a new engine, store and policy on the same file.
-    url = engine.url
+    url = engine.url.render_as_string(hide_password=False)
     engine.dispose()
-    again = create_engine(url)
+    again = open_database(url)
     try:
         restarted = ConsentPolicy({}, RememberedStore(again))
         assert restarted.decide("s1", WRITE, "model")[0] == "allow"  # same policy for the model

@@ -4,14 +4,14 @@ import dataclasses
 
 import pytest
 
+from mcp_apps_host.errors import CspError
 from mcp_apps_host.policy.csp import (
-    CspError,
-    ViewCsp,
     allow_attribute,
     build_view_csp,
     granted_permissions,
     host_page_csp,
 )
+from mcp_apps_host.values.csp import ViewCsp
 
 # The spec's restrictive default, followed by the directives the host adds.
 SPEC_DEFAULT = [

@@ -30,19 +30,19 @@ EXPECTED_TOOLS: dict[str, dict[str, str | None]] = {
 # The standard MCP Apps theming variables (spec 2026-01-26, Theming).
 STANDARD_VARIABLES = {
     *(f"--color-background-{n}" for n in
-      "primary secondary tertiary inverse ghost info danger success warning disabled".split()),
+      ["primary", "secondary", "tertiary", "inverse", "ghost", "info", "danger", "success", "warning", "disabled"]),
     *(f"--color-text-{n}" for n in
-      "primary secondary tertiary inverse info danger success warning disabled ghost".split()),
+      ["primary", "secondary", "tertiary", "inverse", "info", "danger", "success", "warning", "disabled", "ghost"]),
     *(f"--color-border-{n}" for n in
-      "primary secondary tertiary inverse ghost info danger success warning disabled".split()),
-    *(f"--color-ring-{n}" for n in "primary secondary inverse info danger success warning".split()),
+      ["primary", "secondary", "tertiary", "inverse", "ghost", "info", "danger", "success", "warning", "disabled"]),
+    *(f"--color-ring-{n}" for n in ["primary", "secondary", "inverse", "info", "danger", "success", "warning"]),
     "--font-sans", "--font-mono",
-    *(f"--font-weight-{n}" for n in "normal medium semibold bold".split()),
-    *(f"--font-text-{n}-{p}" for n in "xs sm md lg".split() for p in ("size", "line-height")),
-    *(f"--font-heading-{n}-{p}" for n in "xs sm md lg xl 2xl 3xl".split() for p in ("size", "line-height")),
-    *(f"--border-radius-{n}" for n in "xs sm md lg xl full".split()),
+    *(f"--font-weight-{n}" for n in ["normal", "medium", "semibold", "bold"]),
+    *(f"--font-text-{n}-{p}" for n in ["xs", "sm", "md", "lg"] for p in ("size", "line-height")),
+    *(f"--font-heading-{n}-{p}" for n in ["xs", "sm", "md", "lg", "xl", "2xl", "3xl"] for p in ("size", "line-height")),
+    *(f"--border-radius-{n}" for n in ["xs", "sm", "md", "lg", "xl", "full"]),
     "--border-width-regular",
-    *(f"--shadow-{n}" for n in "hairline sm md lg".split()),
+    *(f"--shadow-{n}" for n in ["hairline", "sm", "md", "lg"]),
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_apps_host.policy.links import describe_link, sanitize_filename
+from mcp_apps_host.values.links import describe_link, sanitize_filename
 
 
 def test_plain_link():

@@ -6,11 +6,17 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine
 
-from mcp_apps_host.policy.csp import ViewCsp
-from mcp_apps_host.policy.trust import TemplateTrust, csp_entry_for, origin_allowed, review_html
-from mcp_apps_host.servers.templates import Template
+from mcp_apps_host.policy.review import csp_entry_for, origin_allowed, review_html
+from mcp_apps_host.policy.trust import TemplateTrust as _Trust
+from mcp_apps_host.store.db import open_database as create_engine
+from mcp_apps_host.store.pins import TemplatePins
+from mcp_apps_host.values.csp import ViewCsp
+from mcp_apps_host.values.templates import Template
+
+
+def TemplateTrust(engine, *lists, **named) -> _Trust:
+    return _Trust(TemplatePins(engine), *lists, **named)
 
 
 def tpl(html: str, server: str = "s1", uri: str = "ui://s1/view") -> Template:
@@ -35,7 +41,7 @@ def trust(db: str):
     engine.dispose()
 
 
-def test_first_use_pins_then_trusted(trust: TemplateTrust):
+def test_first_use_pins_then_trusted(trust: _Trust):
     first = trust.check(V1)
     assert first.status == "new" and first.render
     assert first.pinned_sha256 == V1.sha256 and first.pinned_size == V1.size
@@ -45,7 +51,7 @@ def test_first_use_pins_then_trusted(trust: TemplateTrust):
     assert pin is not None and pin["sha256"] == V1.sha256 and pin["accepted_at"] is None
 
 
-def test_changed_template_is_held_until_accepted(trust: TemplateTrust):
+def test_changed_template_is_held_until_accepted(trust: _Trust):
     trust.check(V1)
     verdict = trust.check(V2)
     assert verdict.status == "changed" and not verdict.render
@@ -60,7 +66,7 @@ def test_changed_template_is_held_until_accepted(trust: TemplateTrust):
     assert trust.pin("s1", "ui://s1/view")["accepted_at"] is not None
 
 
-def test_pins_are_per_server_and_uri(trust: TemplateTrust):
+def test_pins_are_per_server_and_uri(trust: _Trust):
     trust.check(V1)
     assert trust.check(tpl(V2.html, uri="ui://s1/other")).status == "new"
     assert trust.check(tpl(V2.html, server="s2", uri="ui://s1/view")).status == "new"
@@ -85,7 +91,7 @@ def test_pins_survive_a_restart(db: str):
         engine.dispose()
 
 
-def test_forget_makes_the_next_template_new(trust: TemplateTrust):
+def test_forget_makes_the_next_template_new(trust: _Trust):
     trust.check(V1)
     trust.forget("s1")
     assert trust.check(V2).status == "new"
@@ -119,9 +125,9 @@ def test_block_and_allow_lists(db: str):
         engine.dispose()
 
 
-def test_bad_hashes_rejected(trust: TemplateTrust):
+def test_bad_hashes_rejected(trust: _Trust):
     with pytest.raises(ValueError, match="allow_hashes"):
-        TemplateTrust(trust.engine, allow_hashes={"abc"})
+        TemplateTrust(trust.pins.engine, allow_hashes={"abc"})
     with pytest.raises(ValueError, match="sha256"):
         trust.accept("s1", "ui://x", "nothex", 3)
     with pytest.raises(ValueError, match="size"):

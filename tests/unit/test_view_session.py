@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_apps_host.servers.catalog import tool_entry
+import mcp_apps_host as vs
 from mcp_apps_host.settings import Limits
-from mcp_apps_host.views import session as vs
+from mcp_apps_host.values.tools import tool_entry
+from mcp_apps_host.views.context import host_capabilities
 from mcp_apps_host.views.theme import STYLE_VARIABLE_KEYS, host_styles
 
 TOOL = tool_entry("srv", {
@@ -122,7 +123,8 @@ def test_partial_inputs_then_input_then_result_in_order():
     sent += posts(s.tool_input_partial({"x": 12}))
     sent += posts(s.tool_input({"x": 123}))
     sent += posts(s.tool_result({"content": []}))
-    assert [m["method"].rsplit("/", 1)[1] for m in sent] == ["tool-input-partial", "tool-input-partial", "tool-input", "tool-result"]
+    assert [m["method"].rsplit("/", 1)[1] for m in sent] == [
+        "tool-input-partial", "tool-input-partial", "tool-input", "tool-result"]
     assert sent[1]["params"] == {"arguments": {"x": 12}}
     with pytest.raises(vs.IllegalTransition):
         s.tool_input_partial({"x": 1})
@@ -134,7 +136,8 @@ def test_tool_cancelled():
     s = ready(make())
     s.tool_input({})
     [msg] = posts(s.tool_cancelled("cancelled by the person"))
-    assert msg == {"jsonrpc": "2.0", "method": "ui/notifications/tool-cancelled", "params": {"reason": "cancelled by the person"}}
+    assert msg == {"jsonrpc": "2.0", "method": "ui/notifications/tool-cancelled",
+                   "params": {"reason": "cancelled by the person"}}
 
 
 def test_second_initialize_and_requests_before_initialize():
@@ -164,7 +167,8 @@ def test_ping(msg_id):
 
 def test_tools_call_is_proxied_with_progress_token_and_answered():
     s = ready(make())
-    effects = s.receive(req(0, "tools/call", {"name": "app-only", "arguments": {"a": 1}, "_meta": {"progressToken": "p1"}}))
+    effects = s.receive(req(0, "tools/call",
+                            {"name": "app-only", "arguments": {"a": 1}, "_meta": {"progressToken": "p1"}}))
     [call] = of(effects, vs.ProxyToolCall)
     assert (call.request_id, call.name, call.arguments, call.progress_token) == (0, "app-only", {"a": 1}, "p1")
     [prog] = posts(s.progress("p1", 1, 4, "a quarter"))
@@ -261,7 +265,8 @@ def test_message_accepts_both_shapes_after_consent(content):
 
 def test_message_denied_is_dropped():
     s = ready(make())
-    [ask] = of(s.receive(req(0, "ui/message", {"role": "user", "content": [{"type": "text", "text": "x"}]})), vs.AskConsent)
+    message = {"role": "user", "content": [{"type": "text", "text": "x"}]}
+    [ask] = of(s.receive(req(0, "ui/message", message)), vs.AskConsent)
     effects = s.answer_consent(ask.token, False)
     assert not of(effects, vs.PostChatMessage) and posts(effects)[0]["error"]["code"] == -32000
 
@@ -295,7 +300,8 @@ def test_display_mode_switch_for_a_view_that_declared_it():
     effects = s.receive(req(1, "ui/request-display-mode", {"mode": "fullscreen"}))
     reply, changed = posts(effects)
     assert reply["result"] == {"mode": "fullscreen"}
-    assert changed["method"] == "ui/notifications/host-context-changed" and changed["params"] == {"displayMode": "fullscreen"}
+    assert changed["method"] == "ui/notifications/host-context-changed"
+    assert changed["params"] == {"displayMode": "fullscreen"}
     assert of(effects, vs.DisplayModeChanged)[0].mode == "fullscreen"
     assert posts(s.receive(req(2, "ui/request-display-mode", {"mode": "pip"})))[0]["result"] == {"mode": "fullscreen"}
     assert of(s.set_display_mode("inline"), vs.DisplayModeChanged)[0].mode == "inline"
@@ -323,7 +329,8 @@ def test_size_changed_is_clamped():
 
 def test_log_notification():
     s = ready(make())
-    [line] = of(s.receive(note("notifications/message", {"level": "warning", "logger": "app", "data": {"a": 1}})), vs.Log)
+    log_params = {"level": "warning", "logger": "app", "data": {"a": 1}}
+    [line] = of(s.receive(note("notifications/message", log_params)), vs.Log)
     assert line.level == "warning" and line.text == 'app: {"a": 1}'
     [line] = of(s.receive(note("notifications/message", {"level": "bogus", "data": "x"})), vs.Log)
     assert line.level == "info"
@@ -473,10 +480,11 @@ def test_sampling_is_refused_unless_enabled_then_asked():
     assert err["error"]["code"] == -32000 and "sampling is off" in err["error"]["message"]
     spec = vs.ViewSpec(**{**s.spec.__dict__, "decide_sampling": lambda: ("ask", "enabled"), "sampling_enabled": True})
     s2 = ready(vs.ViewSession(spec, s.env, Limits()))
-    assert "sampling" in s2.host_capabilities()
+    assert "sampling" in host_capabilities(s2.spec)
     [ask] = of(s2.receive(req(1, "sampling/createMessage", params)), vs.AskConsent)
     assert ask.kind == "sampling" and "haiku please" in ask.detail
     [sample] = of(s2.answer_consent(ask.token, True), vs.Sample)
     assert sample.request_id == 1
     assert posts(s2.complete_request(1, result={"role": "assistant", "content": {"type": "text", "text": "ok"}}))
-    assert posts(s2.receive(req(2, "sampling/createMessage", {"messages": [], "maxTokens": 5})))[0]["error"]["code"] == -32602
+    [bad] = posts(s2.receive(req(2, "sampling/createMessage", {"messages": [], "maxTokens": 5})))
+    assert bad["error"]["code"] == -32602

@@ -6,9 +6,9 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from mcp_apps_host.views import session as vs
 from test_view_session import make, note, ready, req
+
+import mcp_apps_host as vs
 
 METHODS = ["ui/initialize", "ping", "tools/call", "resources/read", "ui/open-link", "ui/message",
            "ui/update-model-context", "ui/request-display-mode", "ui/download-file", "sampling/createMessage",
@@ -29,7 +29,8 @@ messages = st.one_of(
                               st.sampled_from(["name", "arguments", "uri", "url", "role", "content", "mode",
                                                "width", "height", "level", "data", "requestId", "contents",
                                                "messages", "maxTokens", "_meta"]), json_values, max_size=4)}),
-    st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "id": ids}, optional={"result": json_values, "error": json_values}),
+    st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "id": ids},
+                          optional={"result": json_values, "error": json_values}),
 )
 
 

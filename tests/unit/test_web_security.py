@@ -6,13 +6,14 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from mcp_apps_host.host.core import Host, Sandbox
-from mcp_apps_host.policy.csp import ViewCsp
+from mcp_apps_host.host.core import Host
+from mcp_apps_host.host.sandbox import Sandbox
 from mcp_apps_host.servers.manager import ServerManager
-from mcp_apps_host.servers.templates import Template
 from mcp_apps_host.settings import Limits
+from mcp_apps_host.values.csp import ViewCsp
+from mcp_apps_host.values.templates import Template
+from mcp_apps_host.web.access import Access
 from mcp_apps_host.web.app import host_app, sandbox_app
-from mcp_apps_host.web.security import Access
 
 ORIGIN = "http://127.0.0.1:8765"
 SANDBOX = "http://localhost:8766"
@@ -90,14 +91,14 @@ def test_proxy_page_carries_the_views_csp(host: Host):
     assert sandbox.get("/proxy/unknown-handle").status_code == 404
     template = Template(server="s", uri="ui://s/v", html="<p>x</p>", sha256="0" * 64,
                         csp=ViewCsp(connect_domains=("https://api.example.com",)))
-    view = host.register_view(owner=None, template=template)
+    view = host.register_view(template, on_csp_report=lambda report: None)
     page = sandbox.get(f"/proxy/{view.handle}")
     assert page.status_code == 200
     csp = page.headers["content-security-policy"]
     assert "connect-src https://api.example.com" in csp
     assert "frame-src 'none'" in csp and "object-src 'none'" in csp and "form-action 'none'" in csp
     assert f"frame-ancestors {ORIGIN}" in csp and f"report-uri /csp-report/{view.handle}" in csp
-    assert sandbox.get("/sandbox.js").headers["content-type"].startswith("text/javascript")
+    assert sandbox.get("/sandbox.js").status_code == 404  # the proxy's script is inline, nowhere else
     host.unregister_view(view.handle)
     assert sandbox.get(f"/proxy/{view.handle}").status_code == 404
 
@@ -117,7 +118,7 @@ def test_proxy_only_on_its_own_servers_origin():
     sandbox = Sandbox("http", "localhost", 8766, per_server=True)
     host = Host(servers=ServerManager([], Limits()), limits=Limits(), host_origin=ORIGIN, sandbox=sandbox)
     template = Template(server="chart", uri="ui://c/v", html="<p>x</p>", sha256="0" * 64, csp=ViewCsp())
-    view = host.register_view(owner=None, template=template)
+    view = host.register_view(template, on_csp_report=lambda report: None)
     own = view.origin
     other = sandbox.origin_for("forms")
     assert TestClient(sandbox_app(host), base_url=own).get(f"/proxy/{view.handle}").status_code == 200

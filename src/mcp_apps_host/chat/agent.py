@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from ..config.policies import DEFAULT_MAX_STEPS
 from .events import (
     Event,
     ModelError,
@@ -38,7 +39,6 @@ from .history import (
 from .models import ModelAdapter
 from .tools import ToolTable
 
-DEFAULT_MAX_STEPS = 8
 MAX_RESULT_CHARS = 50_000
 STOPPED_RESULT = "Stopped by the person before the tool finished."
 

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..values.content import block_text
+
 CONTEXT_NOTE_MAX_CHARS = 4000
 ANTHROPIC_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
@@ -84,23 +86,10 @@ def content_to_text_and_images(blocks: Any) -> tuple[str, tuple[ImagePart, ...]]
     for block in blocks:
         if not isinstance(block, dict):
             continue
-        kind = block.get("type")
-        if kind == "text":
-            texts.append(str(block.get("text", "")))
-        elif kind == "image" and isinstance(block.get("data"), str):
+        if block.get("type") == "image" and isinstance(block.get("data"), str):
             images.append(ImagePart(str(block.get("mimeType", "image/png")), block["data"]))
-        elif kind == "resource" and isinstance(block.get("resource"), dict):
-            res = block["resource"]
-            if isinstance(res.get("text"), str):
-                texts.append(res["text"])
-            else:
-                texts.append(f"[resource {res.get('uri', '')} ({res.get('mimeType', 'binary')})]")
-        elif kind == "resource_link":
-            texts.append(
-                f"[resource link: {block.get('name', '')} {block.get('uri', '')}]".replace("  ", " ")
-            )
         else:
-            texts.append(f"[{kind} content omitted]")
+            texts.append(block_text(block))
     return "\n".join(texts), tuple(images)
 
 

@@ -7,6 +7,7 @@ through, and then closes the HTTP stream before it goes.
 
 from __future__ import annotations
 
+import abc
 import json
 import os
 import re
@@ -253,11 +254,12 @@ _ANTHROPIC_STOP = {
 }
 
 
-# ---- OpenAI chat completions --------------------------------------------------------------------
+class _ProviderAdapter(abc.ABC):
+    """What both adapters share: the key, the SDK client, its address for messages, closing."""
 
-
-class OpenAIChatAdapter:
-    """Chat Completions with `stream=True`; also fits Ollama, vLLM and llama.cpp's OpenAI endpoints."""
+    provider = ""  # "openai" | "anthropic"
+    key_env = ""
+    endpoint = ""  # how error messages name the endpoint
 
     def __init__(
         self,
@@ -269,20 +271,35 @@ class OpenAIChatAdapter:
         timeout: float = 600.0,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        import openai
-
         self.model = model
-        self.label = f"openai:{model}"
-        self._key = _resolve_key(
-            "openai", OPENAI_KEY_ENV, api_key, base_url, os.environ if env is None else env
-        )
-        self._client = openai.AsyncOpenAI(
-            api_key=self._key, base_url=base_url, max_retries=max_retries, timeout=timeout
-        )
+        self.label = f"{self.provider}:{model}"
+        self._key = _resolve_key(self.provider, self.key_env, api_key, base_url, os.environ if env is None else env)
+        self._client = self._make_client(self._key, base_url, max_retries, timeout)
         self._where = str(self._client.base_url)
+
+    @abc.abstractmethod
+    def _make_client(self, key: str, base_url: str | None, max_retries: int, timeout: float) -> Any:
+        """The provider SDK's async client."""
 
     async def aclose(self) -> None:
         await self._client.close()
+
+    def _error(self, exc: BaseException) -> ModelError:
+        return ModelError(_describe_error(self.endpoint, self._where, exc, self._key))
+
+
+# ---- OpenAI chat completions --------------------------------------------------------------------
+
+
+class OpenAIChatAdapter(_ProviderAdapter):
+    """Chat Completions with `stream=True`; also fits Ollama, vLLM and llama.cpp's OpenAI endpoints."""
+
+    provider, key_env, endpoint = "openai", OPENAI_KEY_ENV, "OpenAI-compatible endpoint"
+
+    def _make_client(self, key: str, base_url: str | None, max_retries: int, timeout: float) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     async def stream(
         self, history: Sequence[HistoryItem], tools: ToolTable, system: str
@@ -297,8 +314,8 @@ class OpenAIChatAdapter:
             request["tools"] = tools.openai_tools()
         try:
             stream = await self._client.chat.completions.create(**request)
-        except Exception as exc:
-            yield ModelError(_describe_error("OpenAI-compatible endpoint", self._where, exc, self._key))
+        except Exception as exc:  # every provider or network failure becomes a ModelError
+            yield self._error(exc)
             return
 
         calls = _ToolCalls()
@@ -335,8 +352,8 @@ class OpenAIChatAdapter:
                             yield event
                     if _get(choice, "finish_reason"):
                         finish_reason = _get(choice, "finish_reason")
-        except Exception as exc:
-            yield ModelError(_describe_error("OpenAI-compatible endpoint", self._where, exc, self._key))
+        except Exception as exc:  # every provider or network failure becomes a ModelError
+            yield self._error(exc)
             return
         finally:
             await _close_quietly(stream)
@@ -350,35 +367,20 @@ class OpenAIChatAdapter:
 # ---- Anthropic messages -------------------------------------------------------------------------
 
 
-class AnthropicAdapter:
+class AnthropicAdapter(_ProviderAdapter):
     """Messages API with `stream=True`; tool input arrives as `input_json_delta` fragments."""
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        *,
-        max_tokens: int = ANTHROPIC_MAX_TOKENS,
-        max_retries: int = 2,
-        timeout: float = 600.0,
-        env: Mapping[str, str] | None = None,
-    ) -> None:
+    provider, key_env, endpoint = "anthropic", ANTHROPIC_KEY_ENV, "Anthropic endpoint"
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, *,
+                 max_tokens: int = ANTHROPIC_MAX_TOKENS, **options: Any) -> None:
+        self.max_tokens = max_tokens
+        super().__init__(model, base_url, api_key, **options)
+
+    def _make_client(self, key: str, base_url: str | None, max_retries: int, timeout: float) -> Any:
         import anthropic
 
-        self.model = model
-        self.label = f"anthropic:{model}"
-        self.max_tokens = max_tokens
-        self._key = _resolve_key(
-            "anthropic", ANTHROPIC_KEY_ENV, api_key, base_url, os.environ if env is None else env
-        )
-        self._client = anthropic.AsyncAnthropic(
-            api_key=self._key, base_url=base_url, max_retries=max_retries, timeout=timeout
-        )
-        self._where = str(self._client.base_url)
-
-    async def aclose(self) -> None:
-        await self._client.close()
+        return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     async def stream(
         self, history: Sequence[HistoryItem], tools: ToolTable, system: str
@@ -395,8 +397,8 @@ class AnthropicAdapter:
             request["tools"] = tools.anthropic_tools()
         try:
             stream = await self._client.messages.create(**request)
-        except Exception as exc:
-            yield ModelError(_describe_error("Anthropic endpoint", self._where, exc, self._key))
+        except Exception as exc:  # every provider or network failure becomes a ModelError
+            yield self._error(exc)
             return
 
         calls = _ToolCalls()
@@ -434,8 +436,8 @@ class AnthropicAdapter:
                     delta_usage = _get(event, "usage")
                     if _get(delta_usage, "output_tokens") is not None:
                         usage["output_tokens"] = int(_get(delta_usage, "output_tokens"))
-        except Exception as exc:
-            yield ModelError(_describe_error("Anthropic endpoint", self._where, exc, self._key))
+        except Exception as exc:  # every provider or network failure becomes a ModelError
+            yield self._error(exc)
             return
         finally:
             await _close_quietly(stream)

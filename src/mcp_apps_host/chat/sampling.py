@@ -4,24 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..values.content import content_text
 from .events import ModelError, TextDelta, TurnFinished
 from .history import AssistantMessage, HistoryItem, UserMessage
 from .models import ModelAdapter
 from .tools import build_tool_table
 
 
-def _text(content: Any) -> str:
-    blocks = content if isinstance(content, list) else [content]
-    return " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
-
-
 async def create_message(adapter: ModelAdapter, params: dict[str, Any]) -> dict[str, Any]:
     """One model answer, no tools, as an MCP CreateMessageResult. Raises RuntimeError on a model failure."""
     history: list[HistoryItem] = [
-        UserMessage(_text(m["content"])) if m["role"] == "user" else AssistantMessage(_text(m["content"]))
+        UserMessage(content_text(m["content"], " ")) if m["role"] == "user"
+        else AssistantMessage(content_text(m["content"], " "))
         for m in params["messages"]
     ]
-    system = params.get("systemPrompt") if isinstance(params.get("systemPrompt"), str) else ""
+    system = params.get("systemPrompt")
+    system = system if isinstance(system, str) else ""
     text: list[str] = []
     stop = "endTurn"
     async for event in adapter.stream(history, build_tool_table([]), system):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..servers.catalog import ToolEntry
+    from ..values.tools import ToolEntry
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_NAME = 64

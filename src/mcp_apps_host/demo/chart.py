@@ -16,8 +16,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from mcp_apps_host import __version__
 from mcp_apps_host.demo._common import load_view, result, run
+from mcp_apps_host.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +39,19 @@ def _value(metric: str, month_index: int) -> float:
     rng = random.Random(f"{metric}:{month_index}")
     trend = spec["base"] * (1 + spec["growth"]) ** (month_index - 2024 * 12)
     value = trend * (1 + spec["noise"] * rng.uniform(-1, 1))
-    return round(value, 1 if metric == "latency" else 0)
+    return float(round(value, 1 if metric == "latency" else 0))
 
 
 def series(metric: str, months: int, today: dt.date | None = None) -> dict[str, Any]:
     """The last `months` calendar months of `metric`, oldest first, with a summary."""
     today = today or dt.date.today()
     end = today.year * 12 + today.month - 1
-    points = []
+    points: list[dict[str, Any]] = []
     for index in range(end - months + 1, end + 1):
         month = dt.date(index // 12, index % 12 + 1, 1)
         label = month.strftime("%b %Y")
         points.append({"month": month.strftime("%Y-%m"), "label": label, "value": _value(metric, index)})
-    values = [p["value"] for p in points]
+    values: list[float] = [p["value"] for p in points]
     first, last = values[0], values[-1]
     spec = METRICS[metric]
     return {
@@ -161,7 +161,7 @@ async def slow_report(
         # Cancellation arrives as an exception at the next await; note it and let it propagate.
         log.info("slow-report cancelled after %d of %d steps", done, steps)
         raise
-    data = {"seconds": seconds, "steps": steps, "finishedAt": dt.datetime.now(dt.timezone.utc).isoformat()}
+    data = {"seconds": seconds, "steps": steps, "finishedAt": dt.datetime.now(dt.UTC).isoformat()}
     return result(f"Report finished after {seconds:g} seconds ({steps} steps).", data)
 
 

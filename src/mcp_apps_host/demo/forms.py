@@ -10,12 +10,11 @@ from typing import Annotated, Any
 
 from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from mcp_apps_host import __version__
 from mcp_apps_host.demo._common import load_view, result, run
+from mcp_apps_host.version import __version__
 
 VIEW_URI = "ui://forms/feedback.html"
 MAX_NAME = 80
@@ -96,7 +95,7 @@ def submit_feedback(
         "name": name.strip(),
         "rating": rating,
         "comment": comment.strip(),
-        "submittedAt": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "submittedAt": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
     FEEDBACK.append(entry)
     stats = summary()

@@ -11,12 +11,11 @@ from typing import Annotated, Any
 
 from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from mcp_apps_host import __version__
 from mcp_apps_host.demo._common import load_view, result, run
+from mcp_apps_host.version import __version__
 
 VIEW_URI = "ui://table/products.html"
 ROW_COUNT = 200
@@ -140,7 +139,7 @@ apps.add_html_resource(
 )
 def browse_table(
     query: Annotated[str, Field(description="Search text matched against SKU, name and category")] = "",
-    pageSize: PageSize = 10,  # noqa: N803 - the argument name is part of the tool's public schema
+    pageSize: PageSize = 10,  # camelCase: the argument name is part of the tool's public schema
 ) -> CallToolResult:
     data = page_of(query=query, page_size=pageSize)
     return result(describe(data), data)
@@ -155,7 +154,7 @@ def browse_table(
 )
 def table_page(
     page: Annotated[int, Field(ge=1, description="1-based page number")] = 1,
-    pageSize: PageSize = 10,  # noqa: N803
+    pageSize: PageSize = 10,  # camelCase: the argument name is part of the tool's public schema
     query: str = "",
     sort: Annotated[str, Field(description='Column key, "-" prefix for descending, e.g. "-price"')] = "",
 ) -> CallToolResult:

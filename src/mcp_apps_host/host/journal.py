@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from ..store.conversations import Conversations
+from ..store.conversations import Conversation, Conversations
 
 log = logging.getLogger("mcp_apps_host.journal")
+
+T = TypeVar("T")
 
 
 class Journal:
@@ -18,21 +22,24 @@ class Journal:
         self.conversations = conversations
         self._queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self._ids: dict[int, int] = {}
-        self._next_key = 0
+        self._keys = itertools.count()
         self._task = asyncio.get_running_loop().create_task(self._writer())
 
     def append(self, conversation: str, kind: str, data: dict[str, Any]) -> int:
-        key = self._next_key
-        self._next_key += 1
+        key = next(self._keys)
         self._queue.put_nowait(("append", key, conversation, kind, dict(data)))  # a snapshot: callers keep editing
         return key
 
     def update(self, key: int, data: dict[str, Any]) -> None:
         self._queue.put_nowait(("update", key, dict(data)))
 
-    async def call(self, fn: Any, *args: Any) -> Any:
+    def run(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Queue a repository call whose result nobody waits for."""
+        self._queue.put_nowait(("run", fn, args))
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a repository call after everything queued before it (reads see earlier writes)."""
-        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(("call", done, fn, args))
         return await done
 
@@ -40,27 +47,59 @@ class Journal:
         while True:
             op = await self._queue.get()
             try:
-                if op[0] == "append":
-                    _, key, conversation, kind, data = op
-                    self._ids[key] = await asyncio.to_thread(self.conversations.append, conversation, kind, data)
-                elif op[0] == "update":
-                    _, key, data = op
-                    if key in self._ids:
-                        await asyncio.to_thread(self.conversations.update_item, self._ids[key], data)
-                else:
-                    _, done, fn, args = op
-                    try:
-                        result = await asyncio.to_thread(fn, *args)
-                    except Exception as exc:  # noqa: BLE001 - handed to the caller
-                        if not done.done():
-                            done.set_exception(exc)
-                    else:
-                        if not done.done():
-                            done.set_result(result)
-            except Exception:  # noqa: BLE001 - a full disk must not break the console
+                await self._run(op)
+            except Exception:  # a full disk must not break the console
                 log.exception("could not write a conversation item")
+
+    async def _run(self, op: tuple[Any, ...]) -> None:
+        if op[0] == "append":
+            _, key, conversation, kind, data = op
+            self._ids[key] = await asyncio.to_thread(self.conversations.append, conversation, kind, data)
+        elif op[0] == "update":
+            _, key, data = op
+            if key in self._ids:
+                await asyncio.to_thread(self.conversations.update_item, self._ids[key], data)
+        elif op[0] == "run":
+            _, fn, args = op
+            await asyncio.to_thread(fn, *args)
+        else:
+            _, done, fn, args = op
+            try:
+                result = await asyncio.to_thread(fn, *args)
+            except Exception as exc:  # handed to the caller
+                if not done.done():
+                    done.set_exception(exc)
+            else:
+                if not done.done():
+                    done.set_result(result)
 
     async def close(self) -> None:
         """Finish what is queued, then stop."""
         await self.call(lambda: None)
         self._task.cancel()
+
+
+class ConversationLog:
+    """The conversation a tab shows, and what it keeps of it (nothing, without a store)."""
+
+    def __init__(self, conversations: Conversations | None) -> None:
+        self.journal = Journal(conversations) if conversations is not None else None
+        self.current: Conversation | None = None
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.current.id if self.current else None
+
+    def keep(self, kind: str, data: dict[str, Any]) -> int | None:
+        """Append an item to the current conversation; the key updates it later."""
+        if self.journal is None or self.current is None:
+            return None
+        return self.journal.append(self.current.id, kind, data)
+
+    def rekeep(self, key: int | None, data: dict[str, Any]) -> None:
+        if self.journal is not None and key is not None:
+            self.journal.update(key, data)
+
+    async def close(self) -> None:
+        if self.journal is not None:
+            await self.journal.close()

@@ -7,19 +7,21 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..chat import events as ev
 from ..chat.agent import AgentLoop, ToolOutcome
 from ..chat.history import HistoryItem, ModelContextStore, UserMessage, item_from_dict, item_to_dict
 from ..chat.markdown import render_markdown
 from ..chat.tools import ToolTable, tool_table_from_entries
-from ..servers.catalog import ToolEntry
-from ..views import session as vs
-from .viewhost import CallFailed, LiveView
-
-if TYPE_CHECKING:
-    from .tab import TabSession
+from ..errors import CallFailed, IllegalTransition
+from ..values.content import error_result
+from ..values.tools import ToolEntry
+from ..views.effects import Effect
+from . import frames as f
+from .calls import CallCard
+from .services import TabServices
+from .views import LiveView
 
 log = logging.getLogger("mcp_apps_host.turns")
 
@@ -44,7 +46,7 @@ class _ModelCall:
 
 
 class Turns:
-    def __init__(self, tab: TabSession, loop: AgentLoop) -> None:
+    def __init__(self, tab: TabServices, loop: AgentLoop) -> None:
         self.tab = tab
         self.loop = loop
         self.history: list[HistoryItem] = []
@@ -82,7 +84,7 @@ class Turns:
         """A message from the person (or, approved by them, from a view) for the model."""
         if self.running:
             self._queued.append(text)
-            self.tab.notice("The model is still answering; your message goes next (Stop to interrupt).")
+            self.tab.page.notice("The model is still answering; your message goes next (Stop to interrupt).")
             return
         self.task = asyncio.create_task(self._run(text, source))
 
@@ -90,12 +92,13 @@ class Turns:
         tab = self.tab
         self._turn += 1
         self._text = []
-        tab.emit({"type": "turn-state", "running": True})
+        tab.page.send(f.TurnState(running=True))
         if source is None:  # the page shows what the person typed at once; it is on record for a replay
-            tab.keep_display("user", {"text": text})
+            tab.log.keep("user", {"text": text})
         # What views shared since the last turn goes first, labelled as theirs; then the message.
-        for item in [*self.context.take_pending(), UserMessage(text)]:
-            self._remember(item)
+        for note in self.context.take_pending():
+            self._remember(note)
+        self._remember(UserMessage(text))
         self._tools = tool_table_from_entries(
             t for conn in tab.host.servers.connections.values() for t in conn.tools.values())
         try:
@@ -105,26 +108,26 @@ class Turns:
             self._finish_text()
             for call in self._calls.values():
                 if call.view is not None:
-                    tab.viewhost.apply(call.view, _cancel(call.view, "stopped by the person"))
-            tab.notice("Stopped.")
+                    tab.views.apply(call.view, _cancel(call.view, "stopped by the person"))
+            tab.page.notice("Stopped.")
             raise
         finally:
             self._calls.clear()
-            tab.emit({"type": "turn-state", "running": False})
+            tab.page.send(f.TurnState(running=False))
             if self._queued:
                 asyncio.get_running_loop().call_soon(self.say, self._queued.pop(0))
 
     def _remember(self, item: HistoryItem) -> None:
         self.history.append(item)
-        self.tab.keep_display("history", item_to_dict(item))
+        self.tab.log.keep("history", item_to_dict(item))
 
     # ---- what the model does ----------------------------------------------------------------------------
 
-    def _on_event(self, event: ev.Event) -> None:  # noqa: C901 - one branch per event
+    def _on_event(self, event: ev.Event) -> None:
         tab = self.tab
         if isinstance(event, ev.TextDelta):
             self._text.append(event.text)
-            tab.emit({"type": "assistant-delta", "turn": self._turn, "text": event.text})
+            tab.page.send(f.AssistantDelta(turn=self._turn, text=event.text))
         elif isinstance(event, ev.TurnFinished):
             self._finish_text()
         elif isinstance(event, ev.ToolCallStarted):
@@ -134,48 +137,52 @@ class Turns:
             call = self._calls.get(event.call_id)
             if call is not None and event.parsed is not None and not call.input_sent:
                 parsed = event.parsed
-                call.to_view(lambda v: tab.viewhost.apply(v, v.session.tool_input_partial(parsed)))
+                call.to_view(lambda v: tab.views.apply(v, v.session.tool_input_partial(parsed)))
         elif isinstance(event, ev.ToolCallFinished):
             call = self._calls.get(event.call_id)
             if call is not None:
                 call.input_sent = True
                 call.record["arguments"] = event.arguments
                 arguments = event.arguments
-                call.to_view(lambda v: tab.viewhost.apply(v, v.session.tool_input(arguments)))
+                call.to_view(lambda v: tab.views.apply(v, v.session.tool_input(arguments)))
         elif isinstance(event, (ev.ToolCallInvalid, ev.ToolCallCancelled)):
             call = self._calls.get(event.call_id)
             reason = event.error if isinstance(event, ev.ToolCallInvalid) else event.reason
             if call is not None:
-                call.to_view(lambda v: tab.viewhost.apply(v, _cancel(v, reason)))
-                tab.emit({"type": "call-failed", "callId": call.call_id, "error": reason, "durationMs": 0,
-                          "cancelled": isinstance(event, ev.ToolCallCancelled)})
+                call.to_view(lambda v: tab.views.apply(v, _cancel(v, reason)))
+                CallCard(tab.page, call.call_id).failed(reason, cancelled=isinstance(event, ev.ToolCallCancelled))
         elif isinstance(event, ev.StepLimitReached):
-            tab.notice(event.message, keep=True)
+            self._notice(event.message)
         elif isinstance(event, ev.ModelError):
             self._finish_text()
-            tab.notice(f"The model failed: {event.message}", "error", keep=True)
+            self._notice(f"The model failed: {event.message}", "error")
 
     def _finish_text(self) -> None:
         text = "".join(self._text).strip()
         self._text = []
         if text:
-            html = render_markdown(text)
-            self.tab.emit({"type": "assistant-done", "turn": self._turn, "text": text, "html": html})
-            self.tab.keep_display("assistant", {"text": text})
+            self.tab.page.send(f.AssistantDone(turn=self._turn, text=text, html=render_markdown(text)))
+            self.tab.log.keep("assistant", {"text": text})
+
+    def _notice(self, text: str, level: str = "info") -> None:
+        """A line in the conversation that is also on record."""
+        self.tab.page.notice(text, level)
+        self.tab.log.keep("notice", {"level": level, "text": text})
 
     def _started(self, event: ev.ToolCallStarted) -> None:
         tab = self.tab
         table_entry = self._tools.resolve(event.name) if self._tools is not None else None
         entry = tab.host.servers.tool(*table_entry) if table_entry else None
-        call_id = tab.new_call_id()
-        record: dict[str, Any] = {"server": entry.server if entry else None, "tool": entry.name if entry else event.name,
+        call_id = tab.calls.new_id()
+        record: dict[str, Any] = {"server": entry.server if entry else None,
+                                  "tool": entry.name if entry else event.name,
                                   "arguments": {}, "source": "model", "status": "running",
                                   "definition": entry.definition if entry else None}
         call = _ModelCall(call_id, entry, record)
         self._calls[event.call_id] = call
         if entry is not None and entry.resource_uri:
             # Mount at once: the template is cached, so the view is up while the arguments stream.
-            call.mounting = asyncio.create_task(tab.mount_view(call_id, entry, record))
+            call.mounting = asyncio.create_task(tab.mounting.mount(call_id, entry, record))
 
             def mounted(task: asyncio.Task[LiveView | None]) -> None:
                 if task.cancelled() or task.exception() is not None or task.result() is None:
@@ -197,39 +204,40 @@ class Turns:
         if call.mounting is not None:
             await asyncio.wait([call.mounting])
         decision, reason = tab.host.consent.decide(server, entry, "model")
-        tab.viewhost.audit(None, "model->host", "tools/call", call.call_id, "allowed" if decision == "allow"
-                           else "refused" if decision == "deny" else "asked", reason,
-                           {"name": tool, "arguments": arguments}, server=server)
-        if decision == "deny" or (decision == "ask" and not await tab.ask_model_consent(entry, arguments)):
-            why = reason if decision == "deny" else "the person declined"
-            result = {"content": [{"type": "text", "text": f"Not run: {why}."}], "isError": True}
-            tab.emit({"type": "call-started", "callId": call.call_id, "server": server, "tool": tool,
-                      "arguments": arguments, "source": "model"})
-            tab.emit({"type": "call-failed", "callId": call.call_id, "error": f"not run: {why}", "durationMs": 0,
-                      "cancelled": False})
-            call.record.update(arguments=arguments, status="failed", error=f"not run: {why}", durationMs=0)
-            tab.keep_display("tool-call", call.record)
-            if call.view is not None:
-                tab.viewhost.apply(call.view, _cancel(call.view, why))
-            return ToolOutcome.from_call_result(result)
+        tab.audit("model->host", "tools/call", server=server, msg_id=call.call_id,
+                  decision="allowed" if decision == "allow" else "refused" if decision == "deny" else "asked",
+                  reason=reason, payload={"name": tool, "arguments": arguments})
+        if decision == "deny" or (decision == "ask" and not await tab.consents.ask_model_tool_call(entry, arguments)):
+            return self._not_run(call, server, tool, arguments, reason if decision == "deny" else "the person declined")
         try:
-            result = await tab.tracked_call(call.call_id, server, tool, arguments, "model", record=call.record)
+            result = await tab.calls.run(call.call_id, server, tool, arguments, "model", record=call.record)
         except CallFailed as exc:
-            result = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+            result = error_result(str(exc))
         except asyncio.CancelledError:
             if call.view is not None:
-                tab.viewhost.apply(call.view, _cancel(call.view, "stopped by the person"))
+                tab.views.apply(call.view, _cancel(call.view, "stopped by the person"))
             raise
         if call.view is not None:
             view = call.view
             if not call.input_sent:
-                tab.viewhost.apply(view, view.session.tool_input(arguments))
-            tab.viewhost.apply(view, view.session.tool_result(result))
+                tab.views.apply(view, view.session.tool_input(arguments))
+            tab.views.apply(view, view.session.tool_result(result))
         return ToolOutcome.from_call_result(result)
 
+    def _not_run(self, call: _ModelCall, server: str, tool: str, arguments: dict[str, Any], why: str) -> ToolOutcome:
+        """Refused by policy or by the person: the card, the record and the view say so; the model hears why."""
+        card = CallCard(self.tab.page, call.call_id)
+        card.started(server, tool, arguments, "model")
+        card.failed(f"not run: {why}")
+        call.record.update(arguments=arguments, status="failed", error=f"not run: {why}", durationMs=0)
+        self.tab.log.keep("tool-call", call.record)
+        if call.view is not None:
+            self.tab.views.apply(call.view, _cancel(call.view, why))
+        return ToolOutcome.from_call_result(error_result(f"Not run: {why}."))
 
-def _cancel(view: LiveView, reason: str) -> list[vs.Effect]:
+
+def _cancel(view: LiveView, reason: str) -> list[Effect]:
     try:
         return view.session.tool_cancelled(reason)
-    except vs.IllegalTransition:
+    except IllegalTransition:
         return []  # it already has its result

@@ -25,136 +25,25 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal, get_args
+from typing import Any, Literal, Protocol
 
-from sqlalchemy import Column, Float, MetaData, String, Table, delete, insert, select, update
-from sqlalchemy.engine import Engine
+from ..config.policies import ANY_TOOL, DECISION_VALUES, Decision, Rules, SamplingSettings, check_name
+from ..errors import ConsentConfigError
+from ..values.tools import ToolEntry
 
-from ..servers.catalog import ToolEntry
+__all__ = ["ConsentPolicy", "Decision", "RememberedAllows", "SamplingPolicy", "Source"]
 
-__all__ = [
-    "ConsentConfigError",
-    "ConsentPolicy",
-    "Decision",
-    "RememberedStore",
-    "SamplingPolicy",
-    "SamplingSettings",
-    "Source",
-    "parse_consent_config",
-    "parse_sampling_config",
-]
-
-Decision = Literal["allow", "ask", "deny"]
 Source = Literal["view", "model"]
-DECISION_VALUES: Final[tuple[str, ...]] = get_args(Decision)
-ANY_TOOL: Final = "*"
-
-Rules = dict[str, dict[str, Decision]]
 
 
-class ConsentConfigError(ValueError):
-    """The ``consent`` or ``sampling`` section of the config file is malformed; names the key path."""
+class RememberedAllows(Protocol):
+    """Where "always allow this tool from this server" answers are kept (the store implements it)."""
 
+    def is_allowed(self, server: str, tool: str) -> bool: ...
 
-# -- config -------------------------------------------------------------------------------
+    def remember_allow(self, server: str, tool: str) -> None: ...
 
-
-def _section(data: object, key: str) -> dict[str, Any]:
-    if not isinstance(data, Mapping):
-        raise ConsentConfigError(f"the config must be an object, not {type(data).__name__}")
-    section = data.get(key)
-    if section is None:
-        return {}
-    if not isinstance(section, Mapping):
-        raise ConsentConfigError(f"{key}: must be an object of server names, not {type(section).__name__}")
-    return dict(section)
-
-
-def _name(path: str, name: object) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise ConsentConfigError(f"{path}: {name!r} is not a name")
-    return name
-
-
-def parse_consent_config(data: object) -> Rules:
-    """Read the ``consent`` section of a parsed config file (the whole document is passed).
-
-    ``{"consent": {"SERVER": {"TOOL": "allow"|"ask"|"deny", "*": "ask"}}}``; a missing
-    section means no rules.
-    """
-    rules: Rules = {}
-    for server, tools in _section(data, "consent").items():
-        _name("consent", server)
-        where = f"consent.{server}"
-        if not isinstance(tools, Mapping):
-            raise ConsentConfigError(
-                f"{where}: must be an object of tool names to allow/ask/deny, not {type(tools).__name__}"
-            )
-        per_server: dict[str, Decision] = {}
-        for tool, value in tools.items():
-            _name(where, tool)
-            if value not in DECISION_VALUES:
-                raise ConsentConfigError(
-                    f"{where}.{tool}: {value!r} is not one of {', '.join(repr(v) for v in DECISION_VALUES)}"
-                )
-            per_server[tool] = value
-        rules[server] = per_server
-    return rules
-
-
-# -- remembered "always allow" ----------------------------------------------------------------
-
-metadata = MetaData()
-
-consent_remembered = Table(
-    "consent_remembered",
-    metadata,
-    Column("server", String(128), primary_key=True),
-    Column("tool", String(256), primary_key=True),
-    Column("ts", Float, nullable=False),
-)
-
-
-class RememberedStore:
-    """The person's "always allow this tool from this server" answers, kept across restarts.
-
-    The rows are read once into memory, so :meth:`is_allowed` never touches the
-    database; writes go straight through.
-    """
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        metadata.create_all(engine, tables=[consent_remembered])
-        self._lock = threading.Lock()
-        with engine.connect() as conn:
-            rows = conn.execute(select(consent_remembered.c.server, consent_remembered.c.tool)).all()
-        self._allowed: set[tuple[str, str]] = {(r.server, r.tool) for r in rows}
-
-    def is_allowed(self, server: str, tool: str) -> bool:
-        return (server, tool) in self._allowed
-
-    def remember_allow(self, server: str, tool: str) -> None:
-        now = time.time()
-        with self._lock, self.engine.begin() as conn:
-            key = (consent_remembered.c.server == server) & (consent_remembered.c.tool == tool)
-            if conn.execute(update(consent_remembered).where(key).values(ts=now)).rowcount == 0:
-                conn.execute(insert(consent_remembered).values(server=server, tool=tool, ts=now))
-            self._allowed.add((server, tool))
-
-    def forget(self, server: str, tool: str | None = None) -> None:
-        """Withdraw one remembered tool, or every one of a server."""
-        with self._lock, self.engine.begin() as conn:
-            cond = consent_remembered.c.server == server
-            if tool is not None:
-                cond = cond & (consent_remembered.c.tool == tool)
-            conn.execute(delete(consent_remembered).where(cond))
-            self._allowed = {
-                (s, t) for s, t in self._allowed if not (s == server and (tool is None or t == tool))
-            }
-
-    def entries(self) -> list[tuple[str, str]]:
-        return sorted(self._allowed)
+    def forget(self, server: str, tool: str | None = None) -> None: ...
 
 
 # -- the policy ---------------------------------------------------------------------------------
@@ -175,7 +64,7 @@ class ConsentPolicy:
     def __init__(
         self,
         rules: Mapping[str, Mapping[str, Decision]] | None = None,
-        remembered: RememberedStore | None = None,
+        remembered: RememberedAllows | None = None,
     ) -> None:
         self.rules: Rules = {s: dict(t) for s, t in (rules or {}).items()}
         for server, tools in self.rules.items():
@@ -236,8 +125,8 @@ class ConsentPolicy:
 
     def remember_allow(self, server: str, tool: str) -> None:
         """Record "always allow this tool from this server" (persisted when a store is set)."""
-        _name("server", server)
-        _name("tool", tool)
+        check_name("server", server)
+        check_name("tool", tool)
         if self.remembered is not None:
             self.remembered.remember_allow(server, tool)
         else:
@@ -252,39 +141,6 @@ class ConsentPolicy:
 
 
 # -- sampling -----------------------------------------------------------------------------------
-
-DEFAULT_MAX_PER_MINUTE: Final = 5
-
-
-@dataclass(frozen=True)
-class SamplingSettings:
-    enabled: bool = False
-    max_per_minute: int = DEFAULT_MAX_PER_MINUTE
-
-
-def parse_sampling_config(data: object) -> dict[str, SamplingSettings]:
-    """Read ``{"sampling": {"SERVER": {"enabled": true, "maxPerMinute": 5}}}`` (whole document passed)."""
-    out: dict[str, SamplingSettings] = {}
-    for server, entry in _section(data, "sampling").items():
-        _name("sampling", server)
-        where = f"sampling.{server}"
-        if not isinstance(entry, Mapping):
-            raise ConsentConfigError(
-                f'{where}: must be an object like {{"enabled": true, "maxPerMinute": 5}}'
-            )
-        unknown = set(entry) - {"enabled", "maxPerMinute"}
-        if unknown:
-            raise ConsentConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
-        enabled = entry.get("enabled", False)
-        if not isinstance(enabled, bool):
-            raise ConsentConfigError(f"{where}.enabled: must be true or false, not {enabled!r}")
-        rate = entry.get("maxPerMinute", DEFAULT_MAX_PER_MINUTE)
-        if isinstance(rate, bool) or not isinstance(rate, int) or not 1 <= rate <= 10_000:
-            raise ConsentConfigError(
-                f"{where}.maxPerMinute: must be a whole number from 1 to 10000, not {rate!r}"
-            )
-        out[server] = SamplingSettings(enabled=enabled, max_per_minute=rate)
-    return out
 
 
 class SamplingPolicy:

@@ -1,72 +1,77 @@
-"""What a server offers: its tools, which of them have a view, and who may call them."""
+"""What a server offers, read through the SDK: its tools, its resource list, its templates."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable
 from typing import Any
 
-VISIBILITY_DEFAULT = frozenset({"model", "app"})
+import anyio
+from mcp.client import Client
+
+from ..errors import TemplateError
+from ..settings import Limits
+from ..values.templates import Template
+from ..values.tools import ToolEntry, tool_entry
+from .templates import parse_template
+
+log = logging.getLogger("mcp_apps_host.servers")
+
+MAX_PAGES = 100  # a server that pages forever is cut off
 
 
-@dataclass(frozen=True)
-class ToolEntry:
-    """One tool of one server, with its MCP Apps metadata read once."""
-
-    server: str
-    name: str
-    definition: dict[str, Any]  # the Tool as the server sent it (camelCase, `_meta`)
-    resource_uri: str | None
-    visibility: frozenset[str]
-    problems: tuple[str, ...] = ()  # metadata that was malformed and ignored
-
-    @property
-    def model_visible(self) -> bool:
-        return "model" in self.visibility
-
-    @property
-    def app_visible(self) -> bool:
-        return "app" in self.visibility
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        schema = self.definition.get("inputSchema")
-        return schema if isinstance(schema, dict) else {"type": "object"}
+def dump(model: Any) -> dict[str, Any]:
+    """Serialise an SDK result as the server sent it (`_meta`, camelCase, nothing invented)."""
+    return model.model_dump(by_alias=True, exclude_unset=True, mode="json")  # type: ignore[no-any-return]
 
 
-def read_tool_ui_meta(meta: Any) -> tuple[str | None, frozenset[str], tuple[str, ...]]:
-    """`_meta.ui.resourceUri` (or the deprecated flat `ui/resourceUri`) and `_meta.ui.visibility`.
-
-    Malformed visibility is read as "nobody": a server bug must never widen who
-    can call a tool.
-    """
-    problems: list[str] = []
-    if not isinstance(meta, dict):
-        return None, VISIBILITY_DEFAULT, ()
-    ui = meta.get("ui")
-    ui = ui if isinstance(ui, dict) else {}
-    uri = ui.get("resourceUri", meta.get("ui/resourceUri"))
-    if uri is not None and not isinstance(uri, str):
-        problems.append(f"resourceUri {uri!r} is not a string; the tool is shown without a view")
-        uri = None
-    # A string that is not ui:// is kept: its view then fails with an error a person can see.
-    visibility = VISIBILITY_DEFAULT
-    if "visibility" in ui:
-        raw = ui["visibility"]
-        if isinstance(raw, list) and all(v in ("model", "app") for v in raw):
-            visibility = frozenset(raw)
-        else:
-            problems.append(f"visibility {raw!r} is not a list of 'model'/'app'; nobody may call the tool")
-            visibility = frozenset()
-    return uri, visibility, tuple(problems)
+async def list_tools(client: Client, server: str) -> dict[str, ToolEntry]:
+    tools: dict[str, ToolEntry] = {}
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        listing = await client.list_tools(cursor=cursor)
+        for tool in listing.tools:
+            entry = tool_entry(server, dump(tool))
+            for problem in entry.problems:
+                log.warning("server %s, tool %s: %s", server, entry.name, problem)
+            tools[entry.name] = entry
+        cursor = listing.next_cursor
+        if not cursor:
+            break
+    return tools
 
 
-def tool_entry(server: str, definition: dict[str, Any]) -> ToolEntry:
-    uri, visibility, problems = read_tool_ui_meta(definition.get("_meta"))
-    return ToolEntry(
-        server=server,
-        name=str(definition.get("name", "")),
-        definition=definition,
-        resource_uri=uri,
-        visibility=visibility,
-        problems=problems,
-    )
+async def list_resource_entries(client: Client, server: str) -> dict[str, dict[str, Any]]:
+    """`resources/list` by URI; empty when the server has none (the read's metadata is enough)."""
+    entries: dict[str, dict[str, Any]] = {}
+    try:
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            listing = await client.list_resources(cursor=cursor)
+            for res in listing.resources:
+                entries[str(res.uri)] = dump(res)
+            cursor = listing.next_cursor
+            if not cursor:
+                break
+    except Exception as exc:  # resources/list is optional; the read still works
+        log.info("server %s: resources/list failed (%s); using read metadata only", server, exc)
+    return entries
+
+
+async def read_template(client: Client, server: str, uri: str, entry: dict[str, Any] | None, limits: Limits,
+                        prepare: Callable[[Template], Template],
+                        describe: Callable[[BaseException], str]) -> Template | TemplateError:
+    """One template, read and checked; an error (returned, not raised) says what was wrong."""
+    if not uri.startswith("ui://"):
+        return TemplateError(f"template {uri} of server {server!r}: the URI must start with ui://")
+    try:
+        with anyio.fail_after(limits.template_read_timeout):
+            result = await client.read_resource(uri)
+        return prepare(parse_template(server, uri, dump(result), entry, limits.max_template_bytes))
+    except TemplateError as exc:
+        log.warning("%s", exc)
+        return exc
+    except Exception as exc:  # the template's error says what happened
+        err = TemplateError(f"template {uri} of server {server!r}: resources/read failed: {describe(exc)}")
+        log.warning("%s", err)
+        return err

@@ -8,33 +8,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
-import os
-import tempfile
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
 from mcp.client import Client, advertise
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from .. import APP_MIME_TYPE, EXTENSION_ID, __version__
-from ..policy.trust import review_html
+from ..config.servers import ServerSpec
+from ..errors import ServerUnavailable, TemplateError
 from ..settings import Limits
-from .catalog import ToolEntry, tool_entry
-from .config import ServerSpec
-from .templates import Template, TemplateError, parse_template
+from ..values.protocol import APP_MIME_TYPE, EXTENSION_ID
+from ..values.templates import Template
+from ..values.tools import ToolEntry
+from ..version import __version__
+from .catalog import dump, list_resource_entries, list_tools, read_template
+from .transport import StderrCapture, open_transport
 
 log = logging.getLogger("mcp_apps_host.servers")
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+class ProgressFn(Protocol):
+    """Called with each `notifications/progress` of a request."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+
+# Runs on every template read, off the critical path of a view (the host adds its review's warnings).
+TemplateHook = Callable[[Template], Template]
 # How often a ready server is pinged: a crashed or wedged server is noticed within this.
 HEALTH_INTERVAL = 10.0
 MISSED_PINGS = 3
@@ -48,20 +53,13 @@ class ServerStatus(StrEnum):
     STOPPED = "stopped"
 
 
-class ServerUnavailable(RuntimeError):
-    """A request was made to a server that is not connected right now."""
-
-
-def dump(model: Any) -> dict[str, Any]:
-    """Serialise an SDK result as the server sent it (`_meta`, camelCase, nothing invented)."""
-    return model.model_dump(by_alias=True, exclude_unset=True, mode="json")  # type: ignore[no-any-return]
-
-
 class ServerConnection:
-    def __init__(self, spec: ServerSpec, limits: Limits, on_change: Callable[[ServerConnection], None]) -> None:
+    def __init__(self, spec: ServerSpec, limits: Limits, on_change: Callable[[ServerConnection], None],
+                 prepare: TemplateHook | None = None) -> None:
         self.spec = spec
         self.limits = limits
         self._on_change = on_change
+        self._prepare = prepare or (lambda template: template)
         self.status = ServerStatus.CONNECTING
         self.error: str | None = None
         self.tools: dict[str, ToolEntry] = {}
@@ -71,7 +69,7 @@ class ServerConnection:
         self._refresh_tools = False
         self._refresh_templates: set[str] | None = None  # None: nothing; empty: all
         self._failure: str | None = None
-        self._stderr: Any = None
+        self._stderr = StderrCapture()
 
     @property
     def name(self) -> str:
@@ -90,7 +88,7 @@ class ServerConnection:
                 self._client = None
                 self._set(ServerStatus.STOPPED)
                 raise
-            except BaseException as exc:  # noqa: BLE001 - a server must never take the host down
+            except BaseException as exc:  # a server must never take the host down
                 self._client = None
                 self.error = self._describe_failure(exc)
                 log.warning("server %s: %s (retrying in %.0fs)", self.name, self.error, delay)
@@ -109,7 +107,7 @@ class ServerConnection:
     async def _connected_session(self) -> None:
         self._failure = None
         client = Client(
-            self._transport(),
+            open_transport(self.spec, self.limits, self._stderr),
             mode="legacy",  # the initialize handshake every deployed server speaks
             extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})],
             client_info=types.Implementation(name="mcp-apps-host", version=__version__),
@@ -120,7 +118,8 @@ class ServerConnection:
         # One scope around the whole connection (cancel scopes must nest with the SDK's task
         # groups); its deadline covers start-up only and is lifted once the server is ready.
         with anyio.CancelScope() as scope:
-            scope.deadline = anyio.current_time() + self.limits.server_connect_timeout + self.limits.template_read_timeout
+            limits = self.limits
+            scope.deadline = anyio.current_time() + limits.server_connect_timeout + limits.template_read_timeout
             try:
                 async with client:
                     self._client = client
@@ -165,38 +164,8 @@ class ServerConnection:
                     missed += 1
                     if missed >= MISSED_PINGS:
                         self._failure = f"has not answered {missed} pings in a row"
-                except Exception as exc:  # noqa: BLE001 - a broken connection
+                except Exception as exc:  # a broken connection
                     self._failure = f"does not answer ping: {self._describe_failure(exc)}"
-
-    def _transport(self) -> Any:
-        spec = self.spec
-        if spec.url:
-            http = create_mcp_http_client(headers=spec.headers or None)
-            # Templates can be several MB and arrive as one SSE event.
-            return streamable_http_client(
-                spec.url, http_client=http, max_sse_event_size=self.limits.max_template_bytes * 2
-            )
-        # Keep the server's stderr so a failure can say what the server said (one file per start).
-        if self._stderr is not None:
-            self._stderr.close()
-        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        params = StdioServerParameters(
-            command=spec.command or "",
-            args=list(spec.args),
-            env={**os.environ, **spec.env} if spec.env else None,
-            cwd=spec.cwd,
-        )
-        return stdio_client(params, errlog=self._stderr)
-
-    def stderr_tail(self, lines: int = 8) -> str:
-        if self._stderr is None:
-            return ""
-        try:
-            self._stderr.seek(0)
-            text = self._stderr.read()
-        except (OSError, ValueError):
-            return ""
-        return "\n".join(text.strip().splitlines()[-lines:])
 
     def _describe_failure(self, exc: BaseException) -> str:
         if isinstance(exc, TimeoutError):
@@ -209,47 +178,23 @@ class ServerConnection:
             return "; ".join(self._describe_failure(e) for e in exc.exceptions[:3])
         else:
             text = str(exc) or type(exc).__name__
-        tail = self.stderr_tail()
+        tail = self._stderr.tail()
         return f"{text}\n{tail}" if tail and tail not in text else text
 
     def _set(self, status: ServerStatus) -> None:
         self.status = status
         try:
             self._on_change(self)
-        except Exception:  # noqa: BLE001 - a listener's bug must not stop the connection
+        except Exception:  # a listener's bug must not stop the connection
             log.exception("server %s: change listener failed", self.name)
 
     # ---- catalog and templates -------------------------------------------------------
 
     async def _load_catalog(self, client: Client) -> None:
-        tools: dict[str, ToolEntry] = {}
-        cursor: str | None = None
-        for _ in range(100):  # a server that pages forever is cut off
-            listing = await client.list_tools(cursor=cursor)
-            for tool in listing.tools:
-                entry = tool_entry(self.name, dump(tool))
-                for problem in entry.problems:
-                    log.warning("server %s, tool %s: %s", self.name, entry.name, problem)
-                tools[entry.name] = entry
-            cursor = listing.next_cursor
-            if not cursor:
-                break
-        self.tools = tools
+        self.tools = await list_tools(client, self.name)
 
-    async def _list_resource_entries(self, client: Client) -> dict[str, dict[str, Any]]:
-        entries: dict[str, dict[str, Any]] = {}
-        try:
-            cursor: str | None = None
-            for _ in range(100):
-                listing = await client.list_resources(cursor=cursor)
-                for res in listing.resources:
-                    entries[str(res.uri)] = dump(res)
-                cursor = listing.next_cursor
-                if not cursor:
-                    break
-        except Exception as exc:  # noqa: BLE001 - resources/list is optional; the read still works
-            log.info("server %s: resources/list failed (%s); using read metadata only", self.name, exc)
-        return entries
+    async def _read_template(self, client: Client, uri: str, entry: dict[str, Any] | None) -> Template | TemplateError:
+        return await read_template(client, self.name, uri, entry, self.limits, self._prepare, self._describe_failure)
 
     async def _load_templates(self, client: Client, only: set[str] | None) -> None:
         uris = {t.resource_uri for t in self.tools.values() if t.resource_uri}
@@ -257,28 +202,12 @@ class ServerConnection:
             uris &= only
         if not uris:
             return
-        entries = await self._list_resource_entries(client)
+        entries = await list_resource_entries(client, self.name)
 
         async def load(uri: str) -> None:
             self.templates[uri] = await self._read_template(client, uri, entries.get(uri))
 
         await asyncio.gather(*(load(uri) for uri in sorted(uris)))
-
-    async def _read_template(self, client: Client, uri: str, entry: dict[str, Any] | None) -> Template | TemplateError:
-        if not uri.startswith("ui://"):
-            return TemplateError(f"template {uri} of server {self.name!r}: the URI must start with ui://")
-        try:
-            with anyio.fail_after(self.limits.template_read_timeout):
-                result = await client.read_resource(uri)
-            template = parse_template(self.name, uri, dump(result), entry, self.limits.max_template_bytes)
-            return dataclasses.replace(template, warnings=tuple(review_html(template.html, template.csp)))
-        except TemplateError as exc:
-            log.warning("%s", exc)
-            return exc
-        except Exception as exc:  # noqa: BLE001
-            err = TemplateError(f"template {uri} of server {self.name!r}: resources/read failed: {self._describe_failure(exc)}")
-            log.warning("%s", err)
-            return err
 
     async def template(self, uri: str) -> Template:
         """The cached template, read now if the prefetch has not got it (or failed before)."""
@@ -286,7 +215,7 @@ class ServerConnection:
         if isinstance(cached, Template):
             return cached
         client = self._require_client()
-        entries = await self._list_resource_entries(client)
+        entries = await list_resource_entries(client, self.name)
         fresh = await self._read_template(client, uri, entries.get(uri))
         self.templates[uri] = fresh
         if isinstance(fresh, TemplateError):
@@ -301,7 +230,8 @@ class ServerConnection:
             raise ServerUnavailable(f"server {self.name!r} is not connected ({self.status}{detail})")
         return self._client
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], progress: ProgressFn | None = None) -> dict[str, Any]:
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        progress: ProgressFn | None = None) -> dict[str, Any]:
         client = self._require_client()
         try:
             result = await client.call_tool(

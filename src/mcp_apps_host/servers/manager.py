@@ -6,19 +6,20 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from ..config.servers import ServerSpec
+from ..errors import ServerUnavailable
 from ..settings import Limits
-from .catalog import ToolEntry
-from .config import ServerSpec
-from .connection import ServerConnection, ServerUnavailable
-from .templates import Template
+from ..values.templates import Template
+from ..values.tools import ToolEntry
+from .connection import ServerConnection, TemplateHook
 
 Listener = Callable[[], None]
 
 
 class ServerManager:
-    def __init__(self, specs: list[ServerSpec], limits: Limits) -> None:
+    def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None) -> None:
         self.limits = limits
-        self.connections = {s.name: ServerConnection(s, limits, self._changed) for s in specs}
+        self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template) for s in specs}
         self._listeners: set[Listener] = set()
         self._tasks: list[asyncio.Task[None]] = []
 

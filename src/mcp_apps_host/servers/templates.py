@@ -1,36 +1,16 @@
-"""Templates: read a tool's `ui://` resource, validate it, hash it, keep it."""
+"""Validate what `resources/read` returned for a tool's `ui://` template, and hash it."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
-from .. import APP_MIME_TYPE
-from ..policy.csp import CspError, ViewCsp
-
-
-class TemplateError(ValueError):
-    """A template cannot be rendered; the message names the server, the URI and the rule."""
-
-
-@dataclass(frozen=True)
-class Template:
-    server: str
-    uri: str
-    html: str
-    sha256: str
-    csp: ViewCsp
-    permissions: dict[str, Any] = field(default_factory=dict)
-    domain: str | None = None
-    prefers_border: bool | None = None
-    warnings: tuple[str, ...] = ()  # what a static review found risky (shown next to the view)
-
-    @property
-    def size(self) -> int:
-        return len(self.html.encode("utf-8"))
+from ..errors import CspError, TemplateError
+from ..values.csp import ViewCsp
+from ..values.protocol import APP_MIME_TYPE
+from ..values.templates import Template
 
 
 def _normalise_mime(mime: Any) -> str:

@@ -1,17 +1,27 @@
-"""The database, through SQLAlchemy: SQLite by default, any SQLAlchemy URL with --db."""
+"""The one place that opens a database: an engine, its connection settings, the schema migrated.
+
+Any SQLAlchemy URL works (SQLite by default). The schema is `schema.py`, brought up to
+date with Alembic on every open; a database made before migrations existed is adopted
+as the first revision.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import DeclarativeBase
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine, event, inspect, text
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import SQLAlchemyError
 
+from ..errors import DatabaseError
 
-class Base(DeclarativeBase):
-    pass
+# The revision whose tables a database made before migrations already has.
+FIRST_REVISION = "0001"
+# Serialises migrations of several processes starting at once on PostgreSQL.
+_MIGRATION_LOCK = 7_345_812
 
 
 def default_db_url() -> str:
@@ -19,31 +29,59 @@ def default_db_url() -> str:
     return f"sqlite:///{path}"
 
 
-def open_engine(url: str) -> Engine:
-    if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url)
-    if engine.dialect.name == "sqlite":
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(conn: Any, _record: Any) -> None:
-            # WAL: readers never block the writer; synchronous=NORMAL: a committed row survives the
-            # host being killed (not a power cut, which would cost an fsync per commit);
-            # busy_timeout: the audit writer and the conversation writer take turns instead of failing.
-            cur = conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.execute("PRAGMA busy_timeout=10000")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.close()
+def shown_url(url: str) -> str:
+    """The URL as it may be printed: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # a URL SQLAlchemy cannot read is shown as given
+        return url
+
+
+def open_database(url: str) -> Engine:
+    """An engine for ``url`` with the schema migrated; :class:`DatabaseError` names what failed."""
+    try:
+        engine = _engine(url)
+        with engine.begin() as conn:
+            migrate(conn)
+    except SQLAlchemyError as exc:
+        raise DatabaseError(f"cannot open the database {shown_url(url)}: {exc.args[0] if exc.args else exc}") from exc
+    except ImportError as exc:
+        raise DatabaseError(f"cannot open the database {shown_url(url)}: its driver {exc.name!r} is not installed "
+                            "(for PostgreSQL: pip install 'mcp-apps-host[postgres]')") from exc
+    except OSError as exc:
+        raise DatabaseError(f"cannot open the database {shown_url(url)}: {exc}") from exc
     return engine
 
 
-class Store:
-    """Everything the host keeps: conversations (with their templates) live here."""
+def _engine(url: str) -> Engine:
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        Path(url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, pool_pre_ping=not url.startswith("sqlite"))
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
 
-    def __init__(self, url: str) -> None:
-        from .conversations import Conversations
 
-        self.url = url
-        self.engine = open_engine(url)
-        self.conversations = Conversations(self.engine)
+def _sqlite_pragmas(conn: Any, _record: Any) -> None:
+    # WAL: readers never block the writer; synchronous=NORMAL: a committed row survives the
+    # host being killed (not a power cut, which would cost an fsync per commit);
+    # busy_timeout: the audit writer and the conversation writer take turns instead of failing.
+    cur = conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def migrate(conn: Connection) -> None:
+    """Bring the schema to the newest revision inside the caller's transaction."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+    config = Config()
+    config.set_main_option("script_location", "mcp_apps_host.store:migrations")
+    config.attributes["connection"] = conn
+    tables = set(inspect(conn).get_table_names())
+    if "alembic_version" not in tables and "conversations" in tables:
+        command.stamp(config, FIRST_REVISION)
+    command.upgrade(config, "head")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
+
+from ..errors import InvalidMessage
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -15,15 +17,6 @@ INTERNAL_ERROR = -32603
 REFUSED = -32000
 
 RequestId = int | str
-
-
-class InvalidMessage(ValueError):
-    """A message that is not valid JSON-RPC 2.0. `reply_id` is set when an error reply is possible."""
-
-    def __init__(self, reason: str, reply_id: RequestId | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.reply_id = reply_id
 
 
 @dataclass(frozen=True)
@@ -49,7 +42,7 @@ class Response:
 Message = Request | Notification | Response
 
 
-def is_id(value: Any) -> bool:
+def is_id(value: Any) -> TypeGuard[RequestId]:
     # ids are integers or strings; 0 is a valid id (never test an id for truthiness), bools are not ids.
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 

@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from ..errors import ConfigError
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-class ConfigError(ValueError):
-    """A server spec or config file is wrong; the message says where and how."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +61,8 @@ def parse_server_arg(text: str) -> ServerSpec:
     name, sep, spec = text.partition("=")
     where = f"--server {text!r}"
     if not sep or not spec.strip():
-        raise ConfigError(f"{where}: expected NAME=SPEC, e.g. debug='npx -y @modelcontextprotocol/server-debug --stdio'")
+        raise ConfigError(
+            f"{where}: expected NAME=SPEC, e.g. debug='npx -y @modelcontextprotocol/server-debug --stdio'")
     _check_name(name.strip(), where)
     spec = spec.strip()
     if re.match(r"^https?://", spec, re.IGNORECASE):
@@ -99,7 +98,8 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
             if not isinstance(url, str):
                 raise ConfigError(f"{where}.url must be a string")
             specs.append(
-                ServerSpec(name=name, url=_check_url(url, where), headers=_str_map(entry.get("headers"), f"{where}.headers"))
+                ServerSpec(name=name, url=_check_url(url, where),
+                           headers=_str_map(entry.get("headers"), f"{where}.headers"))
             )
             continue
         args = entry.get("args", [])
@@ -109,7 +109,8 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
         if cwd is not None and not isinstance(cwd, str):
             raise ConfigError(f"{where}.cwd must be a string")
         specs.append(
-            ServerSpec(name=name, command=command, args=tuple(args), env=_str_map(entry.get("env"), f"{where}.env"), cwd=cwd)
+            ServerSpec(name=name, command=command, args=tuple(args), env=_str_map(entry.get("env"), f"{where}.env"),
+                       cwd=cwd)
         )
     return specs
 
@@ -127,7 +128,8 @@ def load_config_document(path: str | Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"--config {path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+        raise ConfigError(
+            f"--config {path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"--config {path}: expected a JSON object")
     return data

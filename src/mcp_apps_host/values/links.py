@@ -206,6 +206,46 @@ def _check_text(url: str) -> None:
         raise ValueError("the URL contains a backslash, which browsers read as '/'")
 
 
+def _read_host(hostport: str, port: int | None) -> tuple[str, str, str, list[str], bool]:
+    """The host as the browser will use it (ASCII), as a person reads it, and as it goes in the URL,
+    with what a person should be warned of and whether the two readings differ."""
+    warnings: list[str] = []
+    differs = False
+    if hostport.startswith("["):
+        raw_host = hostport[1 : hostport.index("]")] if "]" in hostport else ""
+        try:
+            address = ipaddress.IPv6Address(raw_host)
+        except ValueError as exc:
+            raise ValueError(f"host [{raw_host}] is not an IPv6 address") from exc
+        return str(address), str(address), f"[{address}]", warnings, differs
+    raw_host = hostport.rsplit(":", 1)[0] if port is not None or hostport.endswith(":") else hostport
+    if not raw_host:
+        raise ValueError("the URL has an empty host")
+    bad = sorted({c for c in raw_host if c in _FORBIDDEN_HOST})
+    if bad:
+        raise ValueError(f"host {raw_host!r} contains {''.join(bad)!r}, not allowed in a host")
+    # UTS 46 maps full-width dots to '.', so split on them too.
+    ascii_labels: list[str] = []
+    unicode_labels: list[str] = []
+    for label in re.split("[.\u3002\uff0e\uff61]", raw_host):
+        a, u, warning = _decode_label(label)
+        ascii_labels.append(a)
+        unicode_labels.append(u)
+        if warning:
+            warnings.append(warning)
+    host_ascii = ".".join(ascii_labels)
+    host_unicode = ".".join(unicode_labels)
+    if "" in ascii_labels[:-1]:
+        raise ValueError(f"host {raw_host!r} has an empty label")
+    numeric = _numeric_ipv4(host_ascii)
+    if numeric is not None:
+        if numeric != host_ascii:
+            warnings.append(f"the numeric host {raw_host} is the IP address {numeric}")
+            differs = True
+        host_ascii = host_unicode = numeric
+    return host_ascii, host_unicode, host_ascii, warnings, differs
+
+
 def describe_link(url: str) -> LinkInfo:
     """Check a ``ui/open-link`` URL (http/https only) and describe its real target.
 
@@ -229,45 +269,7 @@ def describe_link(url: str) -> LinkInfo:
         port = parts.port
     except ValueError as exc:
         raise ValueError(f"invalid port in {hostport!r}") from exc
-    warnings: list[str] = []
-    differs = False
-
-    if hostport.startswith("["):
-        raw_host = hostport[1 : hostport.index("]")] if "]" in hostport else ""
-        try:
-            address = ipaddress.IPv6Address(raw_host)
-        except ValueError as exc:
-            raise ValueError(f"host [{raw_host}] is not an IPv6 address") from exc
-        host_ascii = host_unicode = str(address)
-        host_for_url = f"[{host_ascii}]"
-    else:
-        raw_host = hostport.rsplit(":", 1)[0] if port is not None or hostport.endswith(":") else hostport
-        if not raw_host:
-            raise ValueError("the URL has an empty host")
-        bad = sorted({c for c in raw_host if c in _FORBIDDEN_HOST})
-        if bad:
-            raise ValueError(f"host {raw_host!r} contains {''.join(bad)!r}, not allowed in a host")
-        # UTS 46 maps full-width dots to '.', so split on them too.
-        labels = re.split("[.\u3002\uff0e\uff61]", raw_host)
-        ascii_labels: list[str] = []
-        unicode_labels: list[str] = []
-        for label in labels:
-            a, u, warning = _decode_label(label)
-            ascii_labels.append(a)
-            unicode_labels.append(u)
-            if warning:
-                warnings.append(warning)
-        host_ascii = ".".join(ascii_labels)
-        host_unicode = ".".join(unicode_labels)
-        if "" in ascii_labels[:-1]:
-            raise ValueError(f"host {raw_host!r} has an empty label")
-        numeric = _numeric_ipv4(host_ascii)
-        if numeric is not None:
-            if numeric != host_ascii:
-                warnings.append(f"the numeric host {raw_host} is the IP address {numeric}")
-                differs = True
-            host_ascii = host_unicode = numeric
-        host_for_url = host_ascii
+    host_ascii, host_unicode, host_for_url, warnings, differs = _read_host(hostport, port)
 
     if host_unicode != host_ascii:
         differs = True

@@ -1,8 +1,9 @@
-"""Who may talk to the host: the access token, the session cookie, and Host/Origin checks.
+"""Who may talk to the host: the access token and its session cookie, and which Host names
+and Origins are the host page's own.
 
-The Host check stops DNS rebinding (a hostile site whose name resolves to
-127.0.0.1); the Origin check stops any other site — including the sandbox
-origin, where views run — from using the API or the WebSocket.
+The Host check stops DNS rebinding (a hostile site whose name resolves to 127.0.0.1);
+the Origin check stops any other site — including the sandbox origin, where views
+run — from using the API or the WebSocket.
 """
 
 from __future__ import annotations

@@ -1,0 +1,52 @@
+"""`HostConfig`: everything a host is started with, as one typed value.
+
+Build it in code, or from a dict in the config file's shape with :meth:`HostConfig.from_dict`
+(``mcpServers`` plus the host's own ``model``, ``consent``, ``sampling`` and ``trust`` sections).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..settings import Limits
+from .policies import (
+    ModelSettings,
+    Rules,
+    SamplingSettings,
+    TrustLists,
+    parse_consent_config,
+    parse_model_config,
+    parse_sampling_config,
+    parse_trust_config,
+)
+from .servers import ServerSpec, merge_specs, parse_config
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    servers: tuple[ServerSpec, ...] = ()
+    model: ModelSettings = field(default_factory=ModelSettings)
+    consent: Rules = field(default_factory=dict)
+    sampling: Mapping[str, SamplingSettings] = field(default_factory=dict)
+    trust: TrustLists = field(default_factory=TrustLists)
+    limits: Limits = field(default_factory=Limits)
+    database_url: str | None = None  # a SQLAlchemy URL; None: SQLite in ~/.local/share
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "config", **overrides: Any) -> HostConfig:
+        """A config file's document, checked section by section (errors name ``source`` and the key)."""
+        servers = parse_config(data, source) if "mcpServers" in data else []
+        config = cls(
+            servers=tuple(servers),
+            model=parse_model_config(data),
+            consent=parse_consent_config(data),
+            sampling=parse_sampling_config(data),
+            trust=parse_trust_config(data),
+        )
+        return replace(config, **overrides) if overrides else config
+
+    def with_servers(self, *groups: list[ServerSpec]) -> HostConfig:
+        """More servers, before or after these (a name given twice is an error)."""
+        return replace(self, servers=tuple(merge_specs(*groups)))

@@ -1,0 +1,80 @@
+"""The questions a tab has put to the person, and where each answer goes.
+
+A question belongs to a view (its consent requests) or to nobody (the model's tool calls).
+When a view goes away, its questions are withdrawn from the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..policy.consent import ConsentPolicy
+from ..values.tools import ToolEntry
+from .frames import Consent, ConsentDismiss
+from .page import Page
+
+Answer = Callable[[bool, bool], None]  # (allow, remember)
+
+
+@dataclass
+class _Question:
+    view: str | None
+    on_answer: Answer
+
+
+class Consents:
+    def __init__(self, page: Page, policy: ConsentPolicy) -> None:
+        self._page = page
+        self._policy = policy
+        self._open: dict[int, _Question] = {}
+        self._ids = itertools.count()
+
+    def ask(self, frame: dict[str, Any], view: str | None, on_answer: Answer) -> int:
+        """Show a consent dialog (the `consent` frame's fields but its id); ``on_answer`` gets the reply."""
+        consent_id = next(self._ids)
+        self._open[consent_id] = _Question(view, on_answer)
+        self._page.send(Consent(id=consent_id, view=view, **frame))
+        return consent_id
+
+    async def ask_model_tool_call(self, entry: ToolEntry, arguments: dict[str, Any]) -> bool:
+        """The model wants to call a tool the policy asks about: wait for the person's answer."""
+        answer: asyncio.Future[tuple[bool, bool]] = asyncio.get_running_loop().create_future()
+
+        def answered(allow: bool, remember: bool) -> None:
+            if not answer.done():
+                answer.set_result((allow, remember))
+
+        can_remember = self._policy.can_remember(entry.server, entry.name)
+        consent_id = self.ask({
+            "kind": "tool-call", "server": entry.server,
+            "title": f"The model wants to call {entry.server} · {entry.name}",
+            "detail": f"{entry.server} · {entry.name}\n{json.dumps(arguments, ensure_ascii=False, indent=2)}",
+            "subject": entry.name, "can_remember": can_remember}, None, answered)
+        try:
+            allow, remember = await answer
+        finally:
+            self._open.pop(consent_id, None)
+        if allow and remember and can_remember:
+            self._policy.remember_allow(entry.server, entry.name)
+        return allow
+
+    def reply(self, consent_id: int, allow: bool, remember: bool) -> None:
+        question = self._open.pop(consent_id, None)
+        if question is not None:
+            question.on_answer(allow, remember)
+
+    def withdraw(self, view: str) -> None:
+        """The view went away: nobody is waiting for those answers any more."""
+        for consent_id, question in list(self._open.items()):
+            if question.view == view:
+                del self._open[consent_id]
+                self._page.send(ConsentDismiss(id=consent_id))
+
+    def clear_views(self) -> None:
+        """Every view is gone at once (the page closed or another conversation opened)."""
+        self._open = {i: q for i, q in self._open.items() if q.view is None}

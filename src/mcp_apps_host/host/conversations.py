@@ -1,0 +1,110 @@
+"""The tab's conversations: open, start, rename, delete, and replay what one kept.
+
+A replay draws every item again as it was, and mounts each call's view from the template
+stored by hash, then feeds it the call's input and result (or how it ended).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..chat.markdown import render_markdown
+from ..store.conversations import Item
+from ..values.content import error_result
+from ..values.templates import Template
+from ..values.tools import tool_entry
+from . import frames as f
+from .calls import CallCard
+from .journal import Journal
+from .services import TabServices
+from .turns import Turns
+
+
+class ConversationService:
+    def __init__(self, tab: TabServices, journal: Journal, turns: Turns | None) -> None:
+        self.tab = tab
+        self.journal = journal
+        self.repo = journal.conversations
+        self.turns = turns
+
+    async def open(self, conversation_id: str | None, fresh: bool = False) -> None:
+        """Show a conversation: the one asked for, else the newest, else a new one (always new when ``fresh``)."""
+        conv = None if fresh or conversation_id is None else await self.journal.call(self.repo.get, conversation_id)
+        if conv is None and not fresh:
+            recent = await self.journal.call(self.repo.recent, 1)
+            conv = recent[0] if recent else None
+        if conv is None:
+            conv = await self.journal.call(self.repo.create)
+        self.tab.calls.cancel_all()
+        self.tab.views.drop_all("another conversation was opened")
+        self.tab.log.current = conv
+        self.tab.page.send(f.ConversationReset(id=conv.id, title=conv.title))
+        await self.send_list()
+        items = await self.journal.call(self.repo.items, conv.id)
+        if self.turns is not None:
+            self.turns.stop()
+            self.turns.load([i.data for i in items if i.kind == "history"])
+        for item in items:
+            await self._replay(item)
+
+    async def rename(self, conversation_id: str, title: str) -> None:
+        try:
+            await self.journal.call(self.repo.rename, conversation_id, title)
+        except ValueError as exc:
+            self.tab.page.notice(str(exc), "error")
+        if self.tab.log.conversation_id == conversation_id:
+            self.tab.log.current = await self.journal.call(self.repo.get, conversation_id)
+        await self.send_list()
+
+    async def delete(self, conversation_id: str) -> None:
+        await self.journal.call(self.repo.delete, conversation_id)
+        if self.tab.log.conversation_id == conversation_id:
+            await self.open(None)
+        else:
+            await self.send_list()
+
+    async def send_list(self) -> None:
+        items = await self.journal.call(self.repo.recent)
+        self.tab.page.send(f.Conversations(current=self.tab.log.conversation_id, items=[
+            {"id": c.id, "title": c.title, "updated": c.updated} for c in items]))
+
+    # ---- replay --------------------------------------------------------------------------------------
+
+    async def _replay(self, item: Item) -> None:
+        data, page = item.data, self.tab.page
+        if item.kind == "user":
+            page.send(f.UserMessage(text=str(data.get("text", ""))))
+        elif item.kind == "assistant":
+            text = str(data.get("text", ""))
+            page.send(f.AssistantDone(turn=None, text=text, html=render_markdown(text)))
+        elif item.kind == "notice":
+            page.notice(str(data.get("text", "")), str(data.get("level", "info")))
+        elif item.kind == "view-message":
+            page.send(f.ChatMessage(role=str(data.get("role", "user")), source=str(data.get("source", "")),
+                                    text=str(data.get("text", ""))))
+        elif item.kind == "tool-call":
+            await self._replay_call(data)
+
+    async def _replay_call(self, data: dict[str, Any]) -> None:
+        call_id = self.tab.calls.new_id()
+        CallCard(self.tab.page, call_id).replay(data)
+        view = data.get("view")
+        if not isinstance(view, dict):
+            return
+        row = await self.journal.call(self.repo.load_template, view.get("sha256"))
+        entry = tool_entry(str(data.get("server")), data.get("definition") or {"name": data.get("tool")})
+        views = self.tab.views
+        if row is None:
+            views.mount_failed(call_id, entry.server, entry.name, "the stored template is missing")
+            return
+        live = views.mount(call_id, entry, Template.from_stored(row))
+        session = live.session
+        views.apply(live, session.tool_input(data.get("arguments", {})))
+        status = data.get("status")
+        if status in ("ok", "tool-error"):
+            views.apply(live, session.tool_result(data.get("result") or {"content": []}))
+        elif status == "failed":
+            views.apply(live, session.tool_result(error_result(data.get("error") or "failed")))
+        else:
+            views.apply(live, session.tool_cancelled(
+                "cancelled by the person" if status == "cancelled" else "interrupted: the host stopped"))

@@ -1,0 +1,487 @@
+"""The page protocol: every WebSocket frame between the host page and the host, as a type.
+
+A frame is one JSON object whose ``type`` names it. Frames from the page are validated
+here on the way in (:func:`parse_page_frame`); frames to the page are built from these
+types, so their fields cannot drift from what the page reads. `docs/bridge.md` holds the
+tables :func:`frames_markdown` prints, and a test keeps the two the same.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
+
+from ..errors import InvalidFrame
+
+_Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+_Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
+class Frame(BaseModel):
+    """Fields are snake_case here and camelCase on the wire."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid",
+                              strict=True)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+
+# ---- page → host -------------------------------------------------------------------------------
+
+
+class Hello(Frame):
+    """The first frame on every connection: what the page knows of its person and screen."""
+
+    type: Literal["hello"]
+    conversation: _Name | None = None  # the conversation this tab showed (sessionStorage); else the newest
+    theme: Literal["light", "dark"] | None = None
+    locale: _Short | None = None
+    time_zone: _Short | None = None
+    user_agent: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    touch: bool = False
+    hover: bool = True
+    viewport_width: Annotated[int, Field(gt=0)] | None = None
+
+
+class Chat(Frame):
+    """A line from the chat box: `/call SERVER TOOL [JSON]`, `/servers`, `/help`, or a message to the model."""
+
+    type: Literal["chat"]
+    text: Annotated[str, StringConstraints(max_length=100_000)]
+
+
+class Call(Frame):
+    """The tool picker's form was submitted."""
+
+    type: Literal["call"]
+    server: _Name
+    tool: _Name
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Stop(Frame):
+    """Stop: cancel the model's turn and the tools it is running."""
+
+    type: Literal["stop"]
+
+
+class Cancel(Frame):
+    """The person cancelled a running call."""
+
+    type: Literal["cancel"]
+    call_id: int
+
+
+class ViewMessage(Frame):
+    """A message the page received from that view's proxy frame (already checked: `event.source`
+    is that proxy's window and `event.origin` its sandbox origin). The host validates `message`."""
+
+    type: Literal["view-message"]
+    view: _Name
+    message: Any
+
+
+class ViewDisplayModeRequest(Frame):
+    """The person left fullscreen or pip (Escape or the button): a request, answered by `view-display-mode`."""
+
+    type: Literal["view-display-mode"]
+    view: _Name
+    mode: Literal["inline", "fullscreen", "pip"]
+
+
+class ViewClose(Frame):
+    """The person closed the view: the host runs its teardown, then sends `view-remove`."""
+
+    type: Literal["view-close"]
+    view: _Name
+
+
+class Theme(Frame):
+    """The person toggled light/dark."""
+
+    type: Literal["theme"]
+    theme: Literal["light", "dark"]
+
+
+class ConsentReply(Frame):
+    """The answer to a `consent` dialog; `remember` when "always allow" was ticked."""
+
+    type: Literal["consent-reply"]
+    id: int
+    allow: bool
+    remember: bool = False
+
+
+class TrustReply(Frame):
+    """The answer to a `view-held` notice."""
+
+    type: Literal["trust-reply"]
+    call_id: int
+    accept: bool
+
+
+class ConversationNew(Frame):
+    """Start an empty conversation."""
+
+    type: Literal["conversation-new"]
+
+
+class ConversationOpen(Frame):
+    """Show another conversation (it is replayed)."""
+
+    type: Literal["conversation-open"]
+    id: _Name
+
+
+class ConversationRename(Frame):
+    """Rename a conversation."""
+
+    type: Literal["conversation-rename"]
+    id: _Name
+    title: Annotated[str, StringConstraints(max_length=1000)]
+
+
+class ConversationDelete(Frame):
+    """Delete a conversation (the newest other one opens if it was shown)."""
+
+    type: Literal["conversation-delete"]
+    id: _Name
+
+
+PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewClose | Theme
+             | ConsentReply | TrustReply | ConversationNew | ConversationOpen | ConversationRename
+             | ConversationDelete)
+_PAGE_FRAMES: TypeAdapter[PageFrame] = TypeAdapter(Annotated[PageFrame, Field(discriminator="type")])
+
+
+def parse_page_frame(data: Any) -> PageFrame:
+    """One decoded frame from the page, checked; :class:`InvalidFrame` says what was wrong."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    try:
+        return _PAGE_FRAMES.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or "frame"
+        name = kind if isinstance(kind, str) else "a frame"
+        raise InvalidFrame(f"{name}: {where}: {first['msg']}", kind) from None
+
+
+# ---- host → page ---------------------------------------------------------------------------------
+
+
+class Servers(Frame):
+    """The whole server list, sent on connect and on every change. Tools whose visibility lacks
+    "model" are never listed."""
+
+    type: Literal["servers"] = "servers"
+    # [{name, status, error, transport, target, tools: [{name, title, description, inputSchema, hasView, callable}]}]
+    servers: list[dict[str, Any]]
+
+
+class Notice(Frame):
+    """A line for the conversation (a command's answer, an error)."""
+
+    type: Literal["notice"] = "notice"
+    level: Literal["info", "error"] = "info"
+    text: str
+
+
+class ChatMessage(Frame):
+    """A message a view sent into the conversation (after the person allowed it), attributed to its server."""
+
+    type: Literal["chat-message"] = "chat-message"
+    role: str
+    source: str
+    text: str
+    view: str | None = None
+
+
+class UserMessage(Frame):
+    """A person's message, sent when a conversation is replayed."""
+
+    type: Literal["user-message"] = "user-message"
+    text: str
+
+
+class TurnState(Frame):
+    """A model turn started or ended: show Stop while it runs."""
+
+    type: Literal["turn-state"] = "turn-state"
+    running: bool
+
+
+class AssistantDelta(Frame):
+    """Streamed model text: append to the current assistant bubble, as text."""
+
+    type: Literal["assistant-delta"] = "assistant-delta"
+    turn: int
+    text: str
+
+
+class AssistantDone(Frame):
+    """The finished answer: `html` is sanitised on the server and replaces the bubble's content."""
+
+    type: Literal["assistant-done"] = "assistant-done"
+    turn: int | None  # None in a replay
+    text: str
+    html: str
+
+
+class CallStarted(Frame):
+    """A tool call began (`source`: person, view or model)."""
+
+    type: Literal["call-started"] = "call-started"
+    call_id: int
+    server: str | None
+    tool: str | None
+    arguments: dict[str, Any]
+    source: Literal["person", "view", "model"]
+
+
+class CallProgress(Frame):
+    """An MCP progress notification for that call."""
+
+    type: Literal["call-progress"] = "call-progress"
+    call_id: int
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class CallFinished(Frame):
+    """The call returned a result (`isError` for a tool-level error)."""
+
+    type: Literal["call-finished"] = "call-finished"
+    call_id: int
+    result: Any
+    is_error: bool
+    duration_ms: int
+
+
+class CallFailed(Frame):
+    """The call ended without a result: a transport or protocol error, a refusal, or a cancellation."""
+
+    type: Literal["call-failed"] = "call-failed"
+    call_id: int
+    error: str
+    duration_ms: int
+    cancelled: bool
+
+
+class ViewMount(Frame):
+    """Draw a view's container under that call and its proxy iframe at `proxyUrl` (null when the template
+    could not be loaded: a container without a frame, and a `view-state` error follows)."""
+
+    type: Literal["view-mount"] = "view-mount"
+    view: str
+    call_id: int
+    server: str
+    tool: str
+    proxy_url: str | None
+    sandbox_origin: str
+    prefers_border: bool
+    permissions: str  # the inner frame's allow attribute
+    template_sha256: str | None = None
+    trust: str | None = None  # new | trusted | allowed | changed | unchecked
+    warnings: list[str] = Field(default_factory=list)  # what the static review of the template found
+
+
+class ViewPost(Frame):
+    """Post `message` to that view's proxy window, to its sandbox origin only."""
+
+    type: Literal["view-post"] = "view-post"
+    view: str
+    message: dict[str, Any]
+
+
+class ViewStateFrame(Frame):
+    """The view's state (`loading`, `ready`, `error`, `closed`); `error` says why it failed."""
+
+    type: Literal["view-state"] = "view-state"
+    view: str
+    state: str
+    error: str | None = None
+
+
+class ViewSize(Frame):
+    """Resize the proxy iframe (already clamped to the host's limits)."""
+
+    type: Literal["view-size"] = "view-size"
+    view: str
+    width: int | None
+    height: int | None
+
+
+class ViewLog(Frame):
+    """A line for the view's log (its `notifications/message`, refusals, CSP violations)."""
+
+    type: Literal["view-log"] = "view-log"
+    view: str
+    level: str
+    text: str
+
+
+class ViewRemove(Frame):
+    """The teardown finished: remove the iframe, keep the container as closed."""
+
+    type: Literal["view-remove"] = "view-remove"
+    view: str
+
+
+class ViewContext(Frame):
+    """The view's latest model context (JSON text, truncated), shown as a chip on the view."""
+
+    type: Literal["view-context"] = "view-context"
+    view: str
+    text: str
+
+
+class ViewDisplayMode(Frame):
+    """Show the view inline, fullscreen or pip."""
+
+    type: Literal["view-display-mode"] = "view-display-mode"
+    view: str
+    mode: str
+
+
+class Consent(Frame):
+    """Ask the person; reply with `consent-reply`. `view` is null for the model's tool calls; the link
+    fields are set for `open-link` only."""
+
+    type: Literal["consent"] = "consent"
+    id: int
+    kind: Literal["tool-call", "message", "open-link", "download", "sampling"]
+    server: str
+    view: str | None
+    title: str
+    detail: str
+    subject: str
+    can_remember: bool = False
+    display: str | None = None
+    href: str | None = None
+    differs: bool | None = None
+    host_ascii: str | None = None
+    host_unicode: str | None = None
+    warnings: list[str] | None = None
+
+
+class ConsentDismiss(Frame):
+    """Withdraw an unanswered `consent` (its view closed): no reply is sent."""
+
+    type: Literal["consent-dismiss"] = "consent-dismiss"
+    id: int
+
+
+class OpenLink(Frame):
+    """The person allowed a link: open it in a new tab (`noopener,noreferrer`)."""
+
+    type: Literal["open-link"] = "open-link"
+    url: str
+
+
+class ViewHeld(Frame):
+    """The server now serves a different template for this URI: show both hashes in the call's place
+    and reply with `trust-reply`; nothing renders until accepted."""
+
+    type: Literal["view-held"] = "view-held"
+    call_id: int
+    server: str
+    tool: str
+    uri: str | None
+    old_sha256: str | None
+    new_sha256: str
+    old_size: int | None
+    new_size: int
+    reason: str
+
+
+class Download(Frame):
+    """The person allowed a download: save it under `filename` (never opened)."""
+
+    type: Literal["download"] = "download"
+    view: str
+    filename: str
+    mime_type: str
+    text: str | None
+    blob: str | None  # base64
+
+
+class HostTheme(Frame):
+    """The host's style variables for the page itself."""
+
+    type: Literal["theme"] = "theme"
+    theme: str
+    variables: dict[str, Any]
+
+
+class ConversationReset(Frame):
+    """Clear the conversation column and every frame and dialog: a replay of that conversation follows."""
+
+    type: Literal["conversation-reset"] = "conversation-reset"
+    id: str
+    title: str
+
+
+class Conversations(Frame):
+    """The conversation list (`updated` in Unix seconds)."""
+
+    type: Literal["conversations"] = "conversations"
+    current: str | None
+    items: list[dict[str, Any]]  # [{id, title, updated}]
+
+
+HostFrame = (Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone | CallStarted
+             | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame | ViewSize | ViewLog
+             | ViewRemove | ViewContext | ViewDisplayMode | Consent | ConsentDismiss | OpenLink | ViewHeld | Download
+             | HostTheme | ConversationReset | Conversations)
+
+
+# ---- the tables in docs/bridge.md -----------------------------------------------------------------
+
+
+def _type_text(annotation: Any) -> str:
+    if typing.get_origin(annotation) is Annotated:
+        return _type_text(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) is Literal:
+        return " \\| ".join(f"`{v}`" for v in typing.get_args(annotation))
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return " \\| ".join(_type_text(a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return "null"
+    if annotation is Any:
+        return "any"
+    origin = typing.get_origin(annotation)
+    if origin in (list, dict):
+        return "array" if origin is list else "object"
+    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(annotation, str(annotation))
+
+
+def _table(frames: tuple[type[Frame], ...], mark_optional: bool) -> list[str]:
+    lines = ["| type | fields | meaning |", "|---|---|---|"]
+    for frame in frames:
+        fields = frame.model_fields
+        kind = typing.get_args(fields["type"].annotation)[0]
+        described = [
+            f"`{info.alias or name}`{'?' if mark_optional and not info.is_required() else ''}: "
+            f"{_type_text(info.annotation)}"
+            for name, info in fields.items() if name != "type"
+        ]
+        meaning = " ".join((frame.__doc__ or "").split())
+        lines.append(f"| `{kind}` | {'<br>'.join(described) or '—'} | {meaning} |")
+    return lines
+
+
+def frames_markdown() -> str:
+    """The two frame tables of `docs/bridge.md`, from the types above."""
+    page = typing.get_args(PageFrame)
+    host = typing.get_args(HostFrame)
+    return "\n".join([
+        "### page → host", "", "(`?`: may be left out)", "", *_table(page, True), "",
+        "### host → page", "", "(every field is always sent; `null` where it does not apply)", "",
+        *_table(host, False),
+    ]) + "\n"

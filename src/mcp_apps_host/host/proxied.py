@@ -1,0 +1,84 @@
+"""What a view asked the host to do on its behalf: tool calls and resource reads on its own
+server, and sampling by the host's model. Each runs as a task and completes the view's request."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from mcp.shared.exceptions import MCPError
+
+from ..chat.sampling import create_message
+from ..errors import CallFailed
+from ..servers.connection import ProgressFn
+from ..views import effects as fx
+from ..views.jsonrpc import INTERNAL_ERROR
+from ..views.session import ViewSession
+from .audit import Auditor
+from .core import Host
+
+# Runs a tool call a view asked for, as the conversation shows it; returns the result or raises CallFailed.
+ViewCallRunner = Callable[[str, str, dict[str, Any], ProgressFn], Awaitable[dict[str, Any]]]
+
+
+class _View(Protocol):
+    session: ViewSession
+    tasks: dict[Any, asyncio.Task[None]]
+
+    @property
+    def handle(self) -> str: ...
+
+    @property
+    def server(self) -> str: ...
+
+
+class Proxied:
+    def __init__(self, host: Host, audit: Auditor, run_view_call: ViewCallRunner,
+                 apply: Callable[[Any, list[fx.Effect]], None]) -> None:
+        self.host = host
+        self.audit = audit
+        self.run_view_call = run_view_call
+        self.apply = apply
+
+    def _complete(self, view: _View, request_id: Any, result: dict[str, Any] | None = None,
+                  error: tuple[int, str] | None = None) -> None:
+        view.tasks.pop(request_id, None)
+        self.apply(view, view.session.complete_request(request_id, result=result, error=error))
+
+    async def tool_call(self, view: _View, call: fx.ProxyToolCall) -> None:
+        async def forward_progress(progress: float, total: float | None, message: str | None) -> None:
+            if call.progress_token is not None:
+                self.apply(view, view.session.progress(call.progress_token, progress, total, message))
+
+        try:
+            result = await self.run_view_call(view.server, call.name, call.arguments, forward_progress)
+        except CallFailed as exc:
+            self._complete(view, call.request_id, error=(exc.code, str(exc)))
+            return
+        self._complete(view, call.request_id, result=result)
+
+    async def resource_read(self, view: _View, read: fx.ProxyResourceRead) -> None:
+        try:
+            result = await self.host.servers.get(view.server).read_resource(read.uri)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the view hears why
+            code = exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR
+            self._complete(view, read.request_id,
+                           error=(code, f"resources/read {read.uri} on server {view.server!r} failed: {exc}"))
+            return
+        self._complete(view, read.request_id, result=result)
+
+    async def sample(self, view: _View, sample: fx.Sample) -> None:
+        assert self.host.agent is not None  # the session only asks when a model is configured
+        try:
+            result = await create_message(self.host.agent.adapter, sample.params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the view hears why
+            self._complete(view, sample.request_id, error=(INTERNAL_ERROR, f"the model failed: {exc}"))
+            return
+        self.audit("model->host", "sampling/createMessage", server=view.server, view=view.handle,
+                   msg_id=sample.request_id, payload=result)
+        self._complete(view, sample.request_id, result=result)

@@ -1,0 +1,26 @@
+"""The services of one tab, built together and handed to the parts that need several of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .audit import Auditor
+from .calls import Calls
+from .consents import Consents
+from .core import Host
+from .journal import ConversationLog
+from .mounting import Mounting
+from .page import Page
+from .views import Views
+
+
+@dataclass(frozen=True)
+class TabServices:
+    host: Host
+    page: Page
+    log: ConversationLog  # the conversation shown and what is kept of it
+    audit: Auditor
+    consents: Consents
+    views: Views
+    mounting: Mounting
+    calls: Calls

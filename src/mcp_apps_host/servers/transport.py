@@ -1,0 +1,53 @@
+"""How the host reaches a server: Streamable HTTP, or a child process over stdio whose
+stderr is kept, so a failure can say what the server said."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, TextIO
+
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from ..config.servers import ServerSpec
+from ..settings import Limits
+
+
+class StderrCapture:
+    """The stderr of the server's latest start (one file per start, closed with the next)."""
+
+    def __init__(self) -> None:
+        self._file: TextIO | None = None
+
+    def fresh(self) -> TextIO:
+        if self._file is not None:
+            self._file.close()
+        self._file = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        return self._file
+
+    def tail(self, lines: int = 8) -> str:
+        if self._file is None:
+            return ""
+        try:
+            self._file.seek(0)
+            text = self._file.read()
+        except (OSError, ValueError):
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def open_transport(spec: ServerSpec, limits: Limits, stderr: StderrCapture) -> Any:
+    """The SDK transport for ``spec`` (an async context manager the SDK's `Client` enters)."""
+    if spec.url:
+        http = create_mcp_http_client(headers=spec.headers or None)
+        # Templates can be several MB and arrive as one SSE event.
+        return streamable_http_client(spec.url, http_client=http, max_sse_event_size=limits.max_template_bytes * 2)
+    params = StdioServerParameters(
+        command=spec.command or "",
+        args=list(spec.args),
+        env={**os.environ, **spec.env} if spec.env else None,
+        cwd=spec.cwd,
+    )
+    return stdio_client(params, errlog=stderr.fresh())

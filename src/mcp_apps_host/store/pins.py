@@ -1,0 +1,62 @@
+"""Template pins: the hash a (server, URI) template had when first used or last accepted."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from .schema import template_pins
+
+
+class TemplatePins:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._lock = threading.Lock()
+
+    def get(self, server: str, uri: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(template_pins).where(template_pins.c.server == server, template_pins.c.uri == uri)
+            ).first()
+        return dict(row._mapping) if row is not None else None
+
+    def pin_first(self, server: str, uri: str, sha256: str, size: int) -> tuple[dict[str, Any], bool]:
+        """The pin for (server, URI), taking this hash if there is none yet; True when this call took it."""
+        with self._lock:
+            existing = self.get(server, uri)
+            if existing is not None:
+                return existing, False
+            row = {"server": server, "uri": uri, "sha256": sha256, "size": size, "first_seen": time.time(),
+                   "accepted_at": None}
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(insert(template_pins), [row])
+            except IntegrityError:
+                # Another process pinned it first: its pin is the one that counts.
+                existing = self.get(server, uri)
+                if existing is not None:
+                    return existing, False
+                raise
+            return row, True
+
+    def accept(self, server: str, uri: str, sha256: str, size: int) -> None:
+        """Pin this hash as accepted by the person."""
+        now = time.time()
+        with self._lock, self.engine.begin() as conn:
+            key = (template_pins.c.server == server) & (template_pins.c.uri == uri)
+            changed = conn.execute(update(template_pins).where(key).values(sha256=sha256, size=size, accepted_at=now))
+            if changed.rowcount == 0:
+                conn.execute(insert(template_pins), [{"server": server, "uri": uri, "sha256": sha256, "size": size,
+                                                      "first_seen": now, "accepted_at": now}])
+
+    def forget(self, server: str, uri: str | None = None) -> None:
+        with self._lock, self.engine.begin() as conn:
+            cond = template_pins.c.server == server
+            if uri is not None:
+                cond = cond & (template_pins.c.uri == uri)
+            conn.execute(delete(template_pins).where(cond))

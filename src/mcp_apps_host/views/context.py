@@ -1,0 +1,90 @@
+"""What is fixed when a view is mounted, what the host knows of the page, and the
+`hostCapabilities` and `hostContext` a view receives in its `ui/initialize` result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..settings import Limits
+from ..values.protocol import DISPLAY_MODES
+from ..values.tools import ToolEntry
+from ..version import __version__
+from .jsonrpc import RequestId
+
+
+@dataclass
+class HostEnvironment:
+    """What the host knows about the page the view is shown in."""
+
+    theme: str = "light"
+    styles: dict[str, Any] = field(default_factory=dict)
+    locale: str = "en-US"
+    time_zone: str = "UTC"
+    user_agent: str = f"mcp-apps-host/{__version__}"
+    touch: bool = False
+    hover: bool = True
+    max_width: int | None = None
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    """Everything fixed when the view is mounted."""
+
+    server: str
+    tool: ToolEntry
+    html: str
+    call_id: RequestId | None
+    csp: dict[str, list[str]]  # what the sandbox enforces (for hostCapabilities.sandbox.csp)
+    permissions: dict[str, dict[str, Any]]  # granted, camelCase
+    allow: str  # the inner iframe's allow attribute
+    app_tools: frozenset[str]  # names of this server's tools a view may call ("app" visibility)
+    all_tools: frozenset[str]  # every tool name of this server (to tell "hidden" from "unknown")
+    # Consent policy for tools/call: name -> (allow|ask|deny, reason, may "always allow" be offered).
+    decide_tool_call: Callable[[str], tuple[str, str, bool]] = lambda _name: ("allow", "no policy", False)
+    max_download_bytes: int = 20 * 1024 * 1024
+    # sampling/createMessage: () -> (allow|ask|deny, reason); off unless the host enables it per server.
+    decide_sampling: Callable[[], tuple[str, str]] = lambda: ("deny", "sampling is off")
+    sampling_enabled: bool = False
+
+
+def host_capabilities(spec: ViewSpec) -> dict[str, Any]:
+    """Capabilities are objects, never ``true``: the view's SDK rejects anything else."""
+    sandbox: dict[str, Any] = {"permissions": spec.permissions, "csp": spec.csp}
+    return {
+        "openLinks": {},
+        "serverTools": {},
+        "serverResources": {},
+        "logging": {},
+        "message": {},
+        "updateModelContext": {},
+        "downloadFile": {},
+        **({"sampling": {}} if spec.sampling_enabled else {}),
+        "sandbox": sandbox,
+    }
+
+
+def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_mode: str) -> dict[str, Any]:
+    tool = dict(spec.tool.definition)
+    tool.setdefault("inputSchema", {"type": "object"})  # the view's SDK rejects a tool without one
+    tool_info: dict[str, Any] = {"tool": tool}
+    if spec.call_id is not None:
+        tool_info["id"] = spec.call_id
+    dims: dict[str, Any] = {"maxHeight": limits.inline_max_height}
+    if env.max_width:
+        dims["maxWidth"] = env.max_width
+    return {
+        "toolInfo": tool_info,
+        "theme": env.theme,
+        "styles": env.styles,
+        "displayMode": display_mode,
+        "availableDisplayModes": list(DISPLAY_MODES),
+        "containerDimensions": dims,
+        "locale": env.locale,
+        "timeZone": env.time_zone,
+        "userAgent": env.user_agent,
+        "platform": "web",
+        "deviceCapabilities": {"touch": env.touch, "hover": env.hover},
+        "safeAreaInsets": {"top": 0, "right": 0, "bottom": 0, "left": 0},
+    }

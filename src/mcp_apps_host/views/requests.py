@@ -1,0 +1,223 @@
+"""What a view may ask of the host: one function per request method, each returning effects.
+
+A handler validates the request's params, applies policy through the view's spec, and
+either answers at once, asks the person (`Session.ask`), or hands the request to the
+host to complete later (`Session.answer_later`). Every refusal names the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from ..values import protocol as M
+from ..values.links import describe_link, sanitize_filename
+from ..values.protocol import DISPLAY_MODES
+from . import jsonrpc as rpc
+from .context import ViewSpec
+from .effects import (
+    Decided,
+    DisplayModeChanged,
+    Download,
+    Effect,
+    ModelContextUpdated,
+    OpenLink,
+    PostChatMessage,
+    PostToView,
+    ProxyResourceRead,
+    ProxyToolCall,
+    Sample,
+)
+from .jsonrpc import Request, RequestId
+
+
+class Session(Protocol):
+    """What a handler may see and do of the view's session."""
+
+    spec: ViewSpec
+    display_mode: str
+    app_capabilities: dict[str, Any]
+    model_context: ModelContextUpdated | None
+
+    def reject(self, req: Request, code: int, reason: str) -> list[Effect]: ...
+
+    def answer_later(self, request_id: RequestId) -> None: ...
+
+    def ask(self, req: Request, kind: str, title: str, detail: str, on_allow: list[Effect], *,
+            answer_later: bool = False, subject: str = "", can_remember: bool = False,
+            reason: str = "needs the person's consent", extra: dict[str, Any] | None = None) -> list[Effect]: ...
+
+
+def tools_call(s: Session, req: Request) -> list[Effect]:
+    name, args = req.params.get("name"), req.params.get("arguments", {})
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return s.reject(req, rpc.INVALID_PARAMS, 'tools/call needs "name" (string) and "arguments" (object)')
+    if name not in s.spec.all_tools:
+        return s.reject(req, rpc.INVALID_PARAMS,
+                        f"{name!r} is not a tool of server {s.spec.server!r}; "
+                        "a view may only call its own server's tools")
+    if name not in s.spec.app_tools:
+        return s.reject(req, rpc.REFUSED,
+                        f"tool {name!r} of server {s.spec.server!r} is not visible to apps "
+                        '(its _meta.ui.visibility lacks "app")')
+    meta = req.params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    if not rpc.is_id(token):
+        token = None
+    call = ProxyToolCall(req.id, name, args, token)
+    decision, reason, can_remember = s.spec.decide_tool_call(name)
+    if decision == "deny":
+        return s.reject(req, rpc.REFUSED, f"tool {name!r} of server {s.spec.server!r} is denied: {reason}")
+    if decision == "ask":
+        detail = f"{s.spec.server} · {name}\n{rpc.json_text(args)}"
+        return s.ask(req, "tool-call", f"{s.spec.server} wants to call {name}", detail, [call],
+                     answer_later=True, subject=name, can_remember=can_remember, reason=reason)
+    s.answer_later(req.id)
+    return [Decided(req.method, req.id, "allowed", reason), call]
+
+
+def resources_read(s: Session, req: Request) -> list[Effect]:
+    uri = req.params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        return s.reject(req, rpc.INVALID_PARAMS, 'resources/read needs "uri" (string)')
+    s.answer_later(req.id)
+    return [ProxyResourceRead(req.id, uri)]
+
+
+def open_link(s: Session, req: Request) -> list[Effect]:
+    url = req.params.get("url")
+    if not isinstance(url, str) or not _is_web_url(url):
+        return s.reject(req, rpc.INVALID_PARAMS, "ui/open-link: only absolute http and https URLs can be opened")
+    try:
+        link = describe_link(url)
+    except ValueError as exc:
+        return s.reject(req, rpc.INVALID_PARAMS, f"ui/open-link: {exc}")
+    # Show the host as a person reads it, but open the ASCII form the browser will use.
+    extra = {"display": link.display, "href": link.href or url, "differs": link.differs,
+             "hostAscii": link.host_ascii, "hostUnicode": link.host_unicode, "warnings": list(link.warnings)}
+    return s.ask(req, "open-link", f"{s.spec.server} wants to open a link", link.display,
+                 [OpenLink(link.href or url)], subject=link.href or url, extra=extra)
+
+
+def message(s: Session, req: Request) -> list[Effect]:
+    role, content = req.params.get("role"), req.params.get("content")
+    if isinstance(content, dict):  # the spec's examples send one block; the SDK sends an array
+        content = [content]
+    if role != "user" or not isinstance(content, list) or not content or not all(
+        isinstance(b, dict) and isinstance(b.get("type"), str) for b in content
+    ):
+        return s.reject(req, rpc.INVALID_PARAMS, 'ui/message needs role "user" and content blocks')
+    text = "\n".join(str(b.get("text", f"[{b.get('type')} block]")) for b in content)
+    return s.ask(req, "message", f"{s.spec.server} wants to send a message", text,
+                 [PostChatMessage("user", content)])
+
+
+def download_file(s: Session, req: Request) -> list[Effect]:
+    contents = req.params.get("contents")
+    if not isinstance(contents, list) or len(contents) != 1 or not isinstance(contents[0], dict):
+        return s.reject(req, rpc.INVALID_PARAMS, 'ui/download-file needs "contents" with one embedded resource')
+    block = contents[0]
+    res = block.get("resource") if block.get("type") == "resource" else None
+    if not isinstance(res, dict) or not isinstance(res.get("uri"), str):
+        # A resource_link would make the host fetch on the view's behalf; embedded data only.
+        return s.reject(req, rpc.INVALID_PARAMS,
+                        'ui/download-file: only embedded resources (type "resource") are supported')
+    text, blob = res.get("text"), res.get("blob")
+    if not isinstance(text, str) and not isinstance(blob, str):
+        return s.reject(req, rpc.INVALID_PARAMS, "ui/download-file: the resource has neither text nor blob")
+    size = len(text.encode("utf-8")) if isinstance(text, str) else len(blob) * 3 // 4  # type: ignore[arg-type]
+    if size > s.spec.max_download_bytes:
+        return s.reject(req, rpc.REFUSED, f"ui/download-file: {size} bytes is larger than max_download_bytes "
+                        f"({s.spec.max_download_bytes})")
+    mime = str(res["mimeType"]) if isinstance(res.get("mimeType"), str) else "application/octet-stream"
+    name = sanitize_filename(res["uri"])
+    detail = f"{name}\n{_human_size(size)} · {mime}"
+    return s.ask(req, "download", f"{s.spec.server} wants to save a file", detail,
+                 [Download(name, mime, text if isinstance(text, str) else None,
+                               blob if isinstance(blob, str) else None)], subject=name)
+
+
+def sampling(s: Session, req: Request) -> list[Effect]:
+    messages, max_tokens = req.params.get("messages"), req.params.get("maxTokens")
+    if not isinstance(messages, list) or not messages or not all(
+        isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), (dict, list))
+        for m in messages
+    ) or not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0):
+        return s.reject(req, rpc.INVALID_PARAMS,
+                        'sampling/createMessage needs "messages" (role user|assistant, content) and "maxTokens" > 0')
+    decision, reason = s.spec.decide_sampling()
+    if decision != "ask":
+        return s.reject(req, rpc.REFUSED, f"sampling/createMessage refused: {reason}")
+    lines = []
+    system = req.params.get("systemPrompt")
+    if isinstance(system, str) and system:
+        lines.append(f"[system] {system}")
+    for m in messages:
+        blocks = m["content"] if isinstance(m["content"], list) else [m["content"]]
+        text = " ".join(str(b.get("text", f"[{b.get('type')}]")) for b in blocks if isinstance(b, dict))
+        lines.append(f"[{m['role']}] {text}")
+    return s.ask(req, "sampling", f"{s.spec.server} wants to ask the model", "\n".join(lines),
+                 [Sample(req.id, req.params)], answer_later=True, subject="sampling/createMessage", reason=reason)
+
+
+def update_model_context(s: Session, req: Request) -> list[Effect]:
+    content, structured = req.params.get("content"), req.params.get("structuredContent")
+    if content is not None and not (isinstance(content, list) and all(isinstance(b, dict) for b in content)):
+        return s.reject(req, rpc.INVALID_PARAMS, '"content" must be an array of content blocks')
+    if structured is not None and not isinstance(structured, dict):
+        return s.reject(req, rpc.INVALID_PARAMS, '"structuredContent" must be an object')
+    s.model_context = ModelContextUpdated(content, structured)  # each update replaces the last
+    return [s.model_context, PostToView(rpc.result(req.id, {}))]
+
+
+def request_display_mode(s: Session, req: Request) -> list[Effect]:
+    mode = req.params.get("mode")
+    if mode not in DISPLAY_MODES:
+        return s.reject(req, rpc.INVALID_PARAMS, f'"mode" must be one of {", ".join(DISPLAY_MODES)}')
+    # Only modes the view declared (inline is always possible): a view that never said it
+    # can live fullscreen is not put there.
+    declared = s.app_capabilities.get("availableDisplayModes")
+    declared = declared if isinstance(declared, list) else []
+    allowed = mode in DISPLAY_MODES and (mode == "inline" or mode in declared)
+    changed = allowed and mode != s.display_mode
+    if changed:
+        s.display_mode = mode
+    # Always answer with the mode in effect: the view's SDK throws on a reply without one.
+    effects: list[Effect] = [PostToView(rpc.result(req.id, {"mode": s.display_mode}))]
+    if changed:
+        effects += [DisplayModeChanged(mode),
+                    PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, {"displayMode": mode}))]
+    return effects
+
+
+def _human_size(size: int) -> str:
+    for unit in ("bytes", "KB", "MB"):
+        if size < 1024 or unit == "MB":
+            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return f"{size} bytes"
+
+
+def _is_web_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not any(c.isspace() for c in url)
+
+
+
+Handler = Callable[[Session, Request], list[Effect]]
+
+# What a view may ask of the host once initialized (ui/initialize and ping are the session's own).
+REQUEST_HANDLERS: dict[str, Handler] = {
+    M.TOOLS_CALL: tools_call,
+    M.RESOURCES_READ: resources_read,
+    M.OPEN_LINK: open_link,
+    M.MESSAGE: message,
+    M.UPDATE_MODEL_CONTEXT: update_model_context,
+    M.REQUEST_DISPLAY_MODE: request_display_mode,
+    M.DOWNLOAD_FILE: download_file,
+    M.SAMPLING_CREATE_MESSAGE: sampling,
+}

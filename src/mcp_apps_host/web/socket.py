@@ -1,0 +1,59 @@
+"""The WebSocket between a tab and the host: page frames in, host frames out.
+
+A reply to a view's request leaves only once the audit trail holds it (one group commit
+covers a whole batch of frames), so a crash never loses what a view saw answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..host import frames as f
+from ..host.core import Host
+from ..host.tab import Tab
+
+log = logging.getLogger("mcp_apps_host.web")
+
+
+def _is_reply(frame: f.HostFrame) -> bool:
+    return isinstance(frame, f.ViewPost) and "id" in frame.message and (
+        "result" in frame.message or "error" in frame.message)
+
+
+async def run_tab(host: Host, socket: WebSocket) -> None:
+    outbox: asyncio.Queue[f.HostFrame] = asyncio.Queue()
+    tab = Tab(host, outbox.put_nowait)
+
+    async def writer() -> None:
+        while True:
+            batch = [await outbox.get()]
+            while not outbox.empty():
+                batch.append(outbox.get_nowait())
+            if host.audit is not None and any(_is_reply(frame) for frame in batch):
+                await host.audit.drain()
+            for frame in batch:
+                await socket.send_text(frame.to_json())
+
+    write_task = asyncio.create_task(writer())
+    limit = host.limits.max_ws_frame_bytes
+    try:
+        while True:
+            text = await socket.receive_text()
+            if len(text) > limit:
+                log.warning("dropped a %d-byte frame from the page (max_ws_frame_bytes = %d)", len(text), limit)
+                continue
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError:
+                log.warning("dropped a frame from the page that is not JSON")
+                continue
+            await tab.receive(data)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        await tab.close()
+        write_task.cancel()

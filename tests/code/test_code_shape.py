@@ -1,0 +1,26 @@
+"""The code's own rules, checked by the tools that define them: import contracts, lint, types."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("command", [
+    pytest.param(["lint-imports"], id="import-contracts"),
+    pytest.param(["ruff", "check", "src", "tests", "bench"], id="ruff"),
+    pytest.param(["mypy"], id="mypy-strict"),
+])
+def test_tool_passes(command: list[str]):
+    done = run(str(BIN / command[0]), *command[1:])
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"

@@ -1,0 +1,61 @@
+"""The one place engines are opened: connection settings, migrations, and a clear error for a bad URL."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, inspect
+
+from mcp_apps_host.errors import DatabaseError
+from mcp_apps_host.store.conversations import Conversations
+from mcp_apps_host.store.db import open_database
+from mcp_apps_host.store.schema import metadata
+
+
+def test_migrations_build_exactly_the_declared_schema(tmp_path: Path):
+    """A table changed in schema.py without a migration (or the other way round) fails here."""
+    engine = open_database(f"sqlite:///{tmp_path / 'fresh.db'}")
+    try:
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+            assert set(inspect(conn).get_table_names()) == {*metadata.tables, "alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_commits_survive_a_killed_host(tmp_path: Path):
+    engine = open_database(f"sqlite:///{tmp_path / 'h.db'}")
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL, in WAL
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    finally:
+        engine.dispose()
+
+
+def test_a_database_from_before_migrations_is_adopted(tmp_path: Path):
+    path = tmp_path / "old.db"
+    old = create_engine(f"sqlite:///{path}")
+    metadata.create_all(old)  # what the first release made, without Alembic
+    with old.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO conversations VALUES ('c1', 'kept', 1.0, 1.0)")
+    old.dispose()
+    engine = open_database(f"sqlite:///{path}")
+    try:
+        assert [c.title for c in Conversations(engine).recent()] == ["kept"]
+    finally:
+        engine.dispose()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+
+
+def test_a_database_that_cannot_be_opened_is_named_without_its_password():
+    with pytest.raises(DatabaseError) as caught:
+        open_database("postgresql+psycopg://someone:s3cret@127.0.0.1:1/nowhere")
+    text = str(caught.value)
+    assert "cannot open the database" in text and "s3cret" not in text and "127.0.0.1:1/nowhere" in text
