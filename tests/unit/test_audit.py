@@ -287,11 +287,6 @@ def test_drain_makes_nowait_events_visible(audit: AuditLog):
     assert len(asyncio.run(main())) == 50
 
 
-def test_record_blocking(audit: AuditLog):
-    audit.record_blocking(ev(7))
-    assert [r["id"] for r in audit.query()] == [7]
-
-
 def test_failed_commit_reaches_the_caller(audit: AuditLog):
     with audit.engine.begin() as conn:
         conn.exec_driver_sql("DROP TABLE audit_events")

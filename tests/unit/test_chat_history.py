@@ -9,8 +9,6 @@ from mcp_apps_host.chat.history import (
     ToolResultMessage,
     UserMessage,
     content_to_text_and_images,
-    items_from_json,
-    items_to_json,
     render_context_note,
     to_anthropic_messages,
     to_openai_messages,
@@ -186,7 +184,3 @@ def test_content_blocks_to_text_and_images() -> None:
     ]
     assert images == (ImagePart("image/jpeg", "AAA="),)
     assert content_to_text_and_images(None) == ("", ())
-
-
-def test_items_round_trip_through_json() -> None:
-    assert items_from_json(items_to_json(CONVERSATION)) == CONVERSATION

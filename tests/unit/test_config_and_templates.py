@@ -7,10 +7,14 @@ import json
 
 import pytest
 
-from mcp_apps_host.config.servers import load_config, merge_specs, parse_config, parse_server_arg
+from mcp_apps_host.config.servers import load_config_document, merge_specs, parse_config, parse_server_arg
 from mcp_apps_host.errors import ConfigError, TemplateError
 from mcp_apps_host.servers.templates import parse_template
 from mcp_apps_host.values.tools import tool_entry
+
+
+def load_config(path):
+    return parse_config(load_config_document(path), f"--config {path}")
 
 MIME = "text/html;profile=mcp-app"
 

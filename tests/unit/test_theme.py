@@ -10,7 +10,6 @@ from mcp_apps_host.views.theme import (
     STYLE_VARIABLE_KEYS,
     host_styles,
     page_css_variables,
-    parse_theme,
     style_variables,
 )
 
@@ -115,11 +114,3 @@ def test_page_css_variables() -> None:
     assert css.startswith(":root {\n") and css.rstrip().endswith("}")
     declared = dict(re.findall(r"^  (--[a-z0-9-]+): (.*);$", css, re.MULTILINE))
     assert declared == style_variables()
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [("dark", "dark"), ("light", "light"), ("Dark", "light"), ("", "light"), (None, "light"), (1, "light")],
-)
-def test_parse_theme(value: object, expected: str) -> None:
-    assert parse_theme(value) == expected

@@ -343,11 +343,3 @@ def item_from_dict(data: dict[str, Any]) -> HistoryItem:
     if kind == "context":
         return ContextNote(data["source_server"], data["source_tool"], data["view_id"], data["text"])
     raise ValueError(f"unknown history item type {kind!r}")
-
-
-def items_to_json(items: Iterable[HistoryItem]) -> str:
-    return json.dumps([item_to_dict(i) for i in items], ensure_ascii=False)
-
-
-def items_from_json(text: str) -> list[HistoryItem]:
-    return [item_from_dict(d) for d in json.loads(text)]

@@ -115,10 +115,6 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
     return specs
 
 
-def load_config(path: str | Path) -> list[ServerSpec]:
-    return parse_config(load_config_document(path), f"--config {path}")
-
-
 def load_config_document(path: str | Path) -> dict[str, Any]:
     """The whole config file: `mcpServers`, and the host's own sections (consent, sampling, trust)."""
     try:

@@ -73,7 +73,9 @@ class Host:
         self.servers.start()
 
     async def stop(self) -> None:
-        """Disconnect the servers, then write what the audit trail still holds."""
+        """Disconnect the servers and the model, then write what the audit trail still holds."""
         await self.servers.stop()
+        if self.agent is not None:
+            await self.agent.adapter.aclose()
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)

@@ -43,8 +43,6 @@ class RememberedAllows(Protocol):
 
     def remember_allow(self, server: str, tool: str) -> None: ...
 
-    def forget(self, server: str, tool: str | None = None) -> None: ...
-
 
 # -- the policy ---------------------------------------------------------------------------------
 
@@ -131,13 +129,6 @@ class ConsentPolicy:
             self.remembered.remember_allow(server, tool)
         else:
             self._session_allowed.add((server, tool))
-
-    def forget(self, server: str, tool: str | None = None) -> None:
-        if self.remembered is not None:
-            self.remembered.forget(server, tool)
-        self._session_allowed = {
-            (s, t) for s, t in self._session_allowed if not (s == server and (tool is None or t == tool))
-        }
 
 
 # -- sampling -----------------------------------------------------------------------------------

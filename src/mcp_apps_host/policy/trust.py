@@ -37,8 +37,6 @@ class PinStore(Protocol):
 
     def accept(self, server: str, uri: str, sha256: str, size: int) -> None: ...
 
-    def forget(self, server: str, uri: str | None = None) -> None: ...
-
 
 @dataclass(frozen=True)
 class TrustVerdict:
@@ -54,10 +52,6 @@ class TrustVerdict:
     @property
     def render(self) -> bool:
         return self.status in ("new", "trusted", "allowed")
-
-    @property
-    def size_diff(self) -> int | None:
-        return None if self.pinned_size is None else self.size - self.pinned_size
 
 
 class TemplateTrust:
@@ -76,9 +70,6 @@ class TemplateTrust:
         self.block_hashes = sha256_set("block_hashes", list(block_hashes))
         self.allow_servers = frozenset(allow_servers)
         self.block_servers = frozenset(block_servers)
-
-    def pin(self, server: str, uri: str) -> dict[str, Any] | None:
-        return self.pins.get(server, uri)
 
     def check(self, template: Template) -> TrustVerdict:
         """Decide whether the template may render; records the pin on first use."""
@@ -115,10 +106,6 @@ class TemplateTrust:
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise ValueError(f"size: {size!r} is not a byte count")
         self.pins.accept(server, uri, sha, size)
-
-    def forget(self, server: str, uri: str | None = None) -> None:
-        """Drop pins (all of a server's, or one URI's): the next template is treated as new."""
-        self.pins.forget(server, uri)
 
 
 def _change_text(server: str, uri: str, old_sha: str, old_size: int, new_sha: str, new_size: int) -> str:

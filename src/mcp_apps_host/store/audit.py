@@ -65,20 +65,8 @@ log = logging.getLogger(__name__)
 _MAX_BATCH: Final = 2000
 
 
-class _Waiter:
-    """Completion of one queued event, for an asyncio caller or a blocking one."""
-
-    __slots__ = ("done", "error", "future", "loop")
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop | None = None,
-        future: asyncio.Future[None] | None = None,
-    ) -> None:
-        self.loop = loop
-        self.future = future
-        self.done: threading.Event | None = None if future is not None else threading.Event()
-        self.error: BaseException | None = None
+# Who waits for a queued event: the event loop and future of an awaiting `record`, or nobody.
+_Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None
 
 
 _STOP: Final = object()
@@ -182,7 +170,7 @@ class AuditLog:
         row = to_row(event, self.preview_chars)
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-        self._enqueue((row, _Waiter(loop, fut)))
+        self._enqueue((row, (loop, fut)))
         await fut
 
     def record_nowait(self, event: AuditEvent) -> None:
@@ -191,16 +179,6 @@ class AuditLog:
         Validation errors are still raised here; a failed commit is only logged.
         """
         self._enqueue((to_row(event, self.preview_chars), None))
-
-    def record_blocking(self, event: AuditEvent, timeout: float | None = None) -> None:
-        """For threads without an event loop: block until the event is committed."""
-        waiter = _Waiter()
-        self._enqueue((to_row(event, self.preview_chars), waiter))
-        assert waiter.done is not None
-        if not waiter.done.wait(timeout):
-            raise TimeoutError("the audit event was not committed in time")
-        if waiter.error is not None:
-            raise waiter.error
 
     def flush(self, timeout: float | None = None) -> None:
         """Block until everything queued so far is committed (or failed)."""
@@ -248,7 +226,7 @@ class AuditLog:
         stopping = False
         try:
             while not stopping:
-                batch: list[tuple[Row, _Waiter | None]] = []
+                batch: list[tuple[Row, _Waiter]] = []
                 flushes: list[threading.Event] = []
                 item = self._queue.get()
                 while True:
@@ -284,16 +262,12 @@ class AuditLog:
                 conn.close()
 
     @staticmethod
-    def _release(batch: list[tuple[Row, _Waiter | None]], error: BaseException | None) -> None:
+    def _release(batch: list[tuple[Row, _Waiter]], error: BaseException | None) -> None:
         by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
         for _, waiter in batch:
-            if waiter is None:
-                continue
-            if waiter.future is not None and waiter.loop is not None:
-                by_loop.setdefault(waiter.loop, []).append(waiter.future)
-            elif waiter.done is not None:
-                waiter.error = error
-                waiter.done.set()
+            if waiter is not None:
+                loop, future = waiter
+                by_loop.setdefault(loop, []).append(future)
         for loop, futures in by_loop.items():
             try:
                 # One wake-up per loop per batch, not one per event.

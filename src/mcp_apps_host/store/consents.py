@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 
 from .schema import consent_remembered
@@ -31,17 +31,3 @@ class RememberedConsents:
             if conn.execute(update(consent_remembered).where(key).values(ts=now)).rowcount == 0:
                 conn.execute(insert(consent_remembered).values(server=server, tool=tool, ts=now))
             self._allowed.add((server, tool))
-
-    def forget(self, server: str, tool: str | None = None) -> None:
-        """Withdraw one remembered tool, or every one of a server."""
-        with self._lock, self.engine.begin() as conn:
-            cond = consent_remembered.c.server == server
-            if tool is not None:
-                cond = cond & (consent_remembered.c.tool == tool)
-            conn.execute(delete(consent_remembered).where(cond))
-            self._allowed = {
-                (s, t) for s, t in self._allowed if not (s == server and (tool is None or t == tool))
-            }
-
-    def entries(self) -> list[tuple[str, str]]:
-        return sorted(self._allowed)

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -53,10 +53,3 @@ class TemplatePins:
             if changed.rowcount == 0:
                 conn.execute(insert(template_pins), [{"server": server, "uri": uri, "sha256": sha256, "size": size,
                                                       "first_seen": now, "accepted_at": now}])
-
-    def forget(self, server: str, uri: str | None = None) -> None:
-        with self._lock, self.engine.begin() as conn:
-            cond = template_pins.c.server == server
-            if uri is not None:
-                cond = cond & (template_pins.c.uri == uri)
-            conn.execute(delete(template_pins).where(cond))

@@ -17,7 +17,6 @@ __all__ = [
     "Theme",
     "host_styles",
     "page_css_variables",
-    "parse_theme",
     "style_variables",
 ]
 
@@ -227,8 +226,3 @@ def page_css_variables() -> str:
     """
     lines = [f"  {key}: {value};" for key, value in style_variables().items()]
     return ":root {\n" + "\n".join(lines) + "\n}\n"
-
-
-def parse_theme(value: object) -> Theme:
-    """``"dark"`` stays dark; anything else (missing, misspelt, not a string) is light."""
-    return "dark" if value == "dark" else "light"
