@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from .settings import Limits
     from .values.csp import ViewCsp
+    from .values.identity import Identity
     from .values.protocol import APP_MIME_TYPE, EXTENSION_ID, PROTOCOL_VERSION
     from .values.templates import Template
     from .values.tools import ToolEntry
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         ViewState,
     )
     from .views.session import ViewSession
+    from .web.embed import HostApp, create_app
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -72,9 +74,11 @@ __all__ = [
     "DisplayModeChanged",
     "Download",
     "Effect",
+    "HostApp",
     "HostConfig",
     "HostEnvironment",
     "HostError",
+    "Identity",
     "IllegalTransition",
     "InvalidFrame",
     "InvalidMessage",
@@ -102,6 +106,7 @@ __all__ = [
     "ViewSpec",
     "ViewState",
     "__version__",
+    "create_app",
 ]
 
 # Where each name of the API lives.
@@ -111,6 +116,9 @@ _WHERE = {
     "APP_MIME_TYPE": "values.protocol",
     "PROTOCOL_VERSION": "values.protocol",
     "HostConfig": "config.host",
+    "Identity": "values.identity",
+    "create_app": "web.embed",
+    "HostApp": "web.embed",
     "ServerSpec": "config.servers",
     "Limits": "settings",
     "ToolEntry": "values.tools",

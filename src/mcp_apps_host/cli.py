@@ -1,33 +1,39 @@
-"""`mcp-apps-host serve | demo`: the console."""
+"""`mcp-apps-host serve | demo`: the console, in one process or several workers."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
+import os
 import secrets
 import socket
 import sys
 import webbrowser
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import uvicorn
+from uvicorn.supervisors import Multiprocess
 
+from .config.deployment import AppsSettings, check_origin, check_sandbox_origin
 from .config.host import HostConfig
 from .config.servers import ServerSpec, load_config_document, parse_server_arg
 from .demo.catalog import DEMO_SERVERS
-from .errors import HostError
+from .errors import ConfigError, HostError
 from .host.build import build_host
 from .host.core import Host
 from .host.sandbox import Sandbox
 from .settings import limits_from_env
+from .store.db import default_db_url, open_database
 from .version import __version__
 from .web.access import Access, is_loopback
-from .web.app import console_app
+from .web.app import HostOrSandbox, console_gate, host_app, host_lifespan
 
 log = logging.getLogger("mcp_apps_host")
+WORKER_ENV = "MCP_APPS_HOST_WORKER"  # how a worker process learns the console it is part of
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +49,14 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
         p.add_argument("--port", type=int, default=8765, help="port of the console (default 8765)")
         p.add_argument("--sandbox-port", type=int, default=8766, help="port of the sandbox origin (default 8766)")
+        p.add_argument("--sandbox-origin", metavar="TEMPLATE",
+                       help="serve the sandbox on the console's own port under this origin, with {label} for "
+                            "each server, e.g. 'http://{label}.sandbox.localhost:8765'")
+        p.add_argument("--origin", metavar="URL",
+                       help="the origin people open the console on, when it is behind a proxy "
+                            "(default: http://HOST:PORT)")
+        p.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="worker processes behind the port (more than one needs a PostgreSQL --db)")
         p.add_argument("--token", help="access token (default: a random one each start)")
         p.add_argument("--no-open", action="store_true", help="do not open a browser")
         p.add_argument("--db", metavar="URL", help="SQLAlchemy database URL (default: SQLite in ~/.local/share)")
@@ -58,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> HostConfig:
-    """The config file's document, then the command line on top of it (flags win)."""
+    """The config file's document, then the command line on top of it (flags win). A console shows
+    the views of every server it is given, unless a server's entry says `"apps": false`."""
     doc = load_config_document(args.config) if args.config else {}
     config = HostConfig.from_dict(doc, f"--config {args.config}")
     demo = [ServerSpec(name=n, command=argv[0], args=tuple(argv[1:])) for n, argv in DEMO_SERVERS.items()]
@@ -67,42 +82,116 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
     model = replace(config.model, spec=args.model or config.model.spec,
                     base_url=args.model_base_url or config.model.base_url,
                     max_steps=args.max_steps or config.model.max_steps)
-    return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url)
+    return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url,
+                   apps=AppsSettings(enabled=True, default=True),
+                   origin=check_origin(args.origin, "--origin") if args.origin else config.origin,
+                   sandbox_origin=check_sandbox_origin(args.sandbox_origin, "--sandbox-origin")
+                   if args.sandbox_origin else config.sandbox_origin)
+
+
+@dataclass(frozen=True)
+class Console:
+    """What every process of one console shares: the config, the token, where it is opened and served."""
+
+    config: HostConfig
+    access: Access
+    origin: str
+    sandbox: Sandbox
+    ports: tuple[int, ...]  # the console's port, then the sandbox's own port (if it has one)
+
+
+def _console(args: argparse.Namespace, config: HostConfig, token: str) -> Console:
+    if args.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    url = config.database_url or default_db_url()
+    if args.workers > 1 and not url.startswith("postgresql"):
+        raise ConfigError(f"--workers {args.workers} needs a PostgreSQL --db (postgresql+psycopg://…): workers share "
+                          "conversations, views and live updates through it")
+    shown_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    origin = config.origin or f"http://{shown_host}:{args.port}"
+    if config.sandbox_origin is not None:
+        sandbox, ports = Sandbox(config.sandbox_origin), [args.port]
+    else:
+        if args.port == args.sandbox_port:
+            raise ConfigError("--port and --sandbox-port must differ (the sandbox needs its own origin), "
+                              "or give --sandbox-origin to serve it on the same port under its own host name")
+        # A loopback console gets its sandbox on `localhost`: another *site*, so the console's
+        # cookie is never sent along with a view's requests.
+        loopback = is_loopback(shown_host) and shown_host != "localhost"
+        sandbox = Sandbox.on_port("http", "localhost" if loopback else shown_host, args.sandbox_port, loopback)
+        ports = [args.port, args.sandbox_port]
+    return Console(config, Access(token=token, bind_host=shown_host, port=args.port), origin, sandbox, tuple(ports))
+
+
+def _build(console: Console, on_ready: Callable[[], None] | None = None) -> tuple[Host, HostOrSandbox]:
+    host = build_host(console.config, host_origin=console.origin, sandbox=console.sandbox)
+    gate = console_gate(console.access, console.config.origin)
+    return host, HostOrSandbox(host_app(host, gate, lifespan=host_lifespan(host, on_ready)), host)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)  # a migration is news only when it fails
-    if args.port == args.sandbox_port:
-        print("mcp-apps-host: --port and --sandbox-port must differ (the sandbox needs its own origin)",
-              file=sys.stderr)
-        return 2
-    shown_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-    host_origin = f"http://{shown_host}:{args.port}"
-    # A loopback console gets its sandbox on `localhost`: another *site*, so the console's
-    # cookie is never sent along with a view's requests.
-    loopback = is_loopback(shown_host)
-    sandbox = Sandbox("http", "localhost" if loopback and shown_host != "localhost" else shown_host, args.sandbox_port,
-                      per_server=loopback and shown_host != "localhost")
+    _logging(args.log_level)
     try:
         config = config_from_args(args)
-        host = build_host(config, host_origin=host_origin, sandbox=sandbox)
+        if args.workers > 1 and config.secret_key is None:  # every worker must sign view handles alike
+            config = replace(config, secret_key=secrets.token_urlsafe(32))
+        console = _console(args, config, args.token or secrets.token_urlsafe(24))
+        # Open (and migrate) the database once here, so a bad --db is reported before anything listens.
+        open_database(config.database_url or default_db_url()).dispose()
     except HostError as exc:  # a person's input (a flag, the config file, the database URL) is wrong
         print(f"mcp-apps-host: {exc}", file=sys.stderr)
         return 2
     try:
-        sockets = [_listen(args.host, args.port), _listen(args.host, args.sandbox_port)]
+        sockets = [_listen(args.host, port) for port in console.ports]
     except OSError as exc:
-        print(f"mcp-apps-host: cannot listen on {args.host}:{args.port} and :{args.sandbox_port}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+        ports = " and :".join(str(p) for p in console.ports)
+        print(f"mcp-apps-host: cannot listen on {args.host}:{ports}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    access = Access(token=args.token or secrets.token_urlsafe(24), bind_host=shown_host, port=args.port)
+    if args.workers > 1:
+        os.environ[WORKER_ENV] = json.dumps({"argv": argv, "token": console.access.token, "secret": config.secret_key})
+        _banner(console, args)
+        Multiprocess(_uvicorn("mcp_apps_host.cli:worker_app", config, args.workers), sockets).run()
+        return 0
     try:
-        asyncio.run(_serve(host, access, sockets, config, args))
-    except KeyboardInterrupt:
-        pass
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_serve(console, sockets, args))
+    except HostError as exc:
+        print(f"mcp-apps-host: {exc}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _uvicorn(app: HostOrSandbox | str, config: HostConfig, workers: int = 1) -> uvicorn.Config:
+    return uvicorn.Config(app, factory=isinstance(app, str), workers=workers, log_level="warning",
+                          ws_max_size=config.limits.max_ws_frame_bytes)
+
+
+async def _serve(console: Console, sockets: list[socket.socket], args: argparse.Namespace) -> None:
+    ready = asyncio.Event()
+    _host, app = _build(console, ready.set)
+    server = uvicorn.Server(_uvicorn(app, console.config))
+    serving = asyncio.create_task(server.serve(sockets=sockets))
+    started = asyncio.create_task(ready.wait())
+    await asyncio.wait([serving, started], return_when=asyncio.FIRST_COMPLETED)
+    if started.done():
+        _banner(console, args)
+    await serving
+
+
+def worker_app() -> HostOrSandbox:
+    """One worker of `serve --workers N` (a uvicorn app factory): the same console as its parent."""
+    spec = json.loads(os.environ[WORKER_ENV])
+    args = _parser().parse_args(spec["argv"])
+    _logging(args.log_level)
+    config = replace(config_from_args(args), secret_key=spec["secret"])
+    return _build(_console(args, config, spec["token"]))[1]
+
+
+def _logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # a migration is news only when it fails
 
 
 def _listen(address: str, port: int) -> socket.socket:
@@ -119,33 +208,23 @@ def _listen(address: str, port: int) -> socket.socket:
     return sock
 
 
-async def _serve(host: Host, access: Access, sockets: list[socket.socket], config: HostConfig,
-                 args: argparse.Namespace) -> None:
-    ready = asyncio.Event()
-    app = console_app(host, access, on_ready=ready.set)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws_max_size=config.limits.max_ws_frame_bytes))
-    serving = asyncio.create_task(server.serve(sockets=sockets))
-    started = asyncio.create_task(ready.wait())
-    await asyncio.wait([serving, started], return_when=asyncio.FIRST_COMPLETED)
-    if started.done():
-        _banner(host, access, config, args)
-    await serving
-
-
-def _banner(host: Host, access: Access, config: HostConfig, args: argparse.Namespace) -> None:
-    url = f"{host.host_origin}/?token={access.token}"
+def _banner(console: Console, args: argparse.Namespace) -> None:
+    url = f"{console.origin}/?token={console.access.token}"
     print(f"mcp-apps-host is running at {url}", flush=True)
-    agent = host.agent
-    print(f"model: {agent.adapter.label}" if agent else "model: none (call tools with /call SERVER TOOL [JSON])",
+    model = console.config.model.spec
+    print(f"model: {model}" if model != "none" else "model: none (call tools with /call SERVER TOOL [JSON])",
           flush=True)
-    sandbox = host.sandbox
+    sandbox = console.sandbox
     if sandbox.per_server:
         print(f"views run on per-server sandbox origins under {sandbox.page_sources[0]}", flush=True)
     else:
-        print(f"views share one sandbox origin, {sandbox.shared_origin}: per-server origins need a loopback "
+        print(f"views share one sandbox origin, {sandbox.template}: per-server origins need a loopback "
               "--host (they live under *.localhost)", flush=True)
-    if config.servers:
-        print("servers: " + ", ".join(f"{s.name} ({s.transport}: {s.describe()})" for s in config.servers), flush=True)
+    if args.workers > 1:
+        print(f"workers: {args.workers} (stdio servers are started once per worker)", flush=True)
+    servers = console.config.servers
+    if servers:
+        print("servers: " + ", ".join(f"{s.name} ({s.transport}: {s.describe()})" for s in servers), flush=True)
     else:
         print("no servers configured: add --server NAME=SPEC or --config FILE", flush=True)
     if not args.no_open:

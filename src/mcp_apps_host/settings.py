@@ -43,6 +43,8 @@ class Limits:
     max_download_bytes: int = 20 * 1024 * 1024
     # CSP violation reports: a larger body is dropped (bytes).
     max_csp_report_bytes: int = 64 * 1024
+    # Seconds a view's signed handle (its proxy page and CSP report address) stays valid.
+    view_token_max_age: float = 24 * 3600
 
 
 DEFAULT_LIMITS = Limits()

@@ -11,9 +11,13 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
 
 from mcp_apps_host.errors import DatabaseError
+from mcp_apps_host.store.consents import RememberedConsents
 from mcp_apps_host.store.conversations import Conversations
-from mcp_apps_host.store.db import open_database
+from mcp_apps_host.store.db import FIRST_REVISION, migrate, open_database
 from mcp_apps_host.store.schema import metadata
+from mcp_apps_host.values.identity import CONSOLE
+
+HEAD = "0002"
 
 
 def test_migrations_build_exactly_the_declared_schema(tmp_path: Path):
@@ -41,17 +45,21 @@ def test_sqlite_commits_survive_a_killed_host(tmp_path: Path):
 def test_a_database_from_before_migrations_is_adopted(tmp_path: Path):
     path = tmp_path / "old.db"
     old = create_engine(f"sqlite:///{path}")
-    metadata.create_all(old)  # what the first release made, without Alembic
-    with old.begin() as conn:
+    with old.begin() as conn:  # what the first release made, without Alembic
+        migrate(conn, FIRST_REVISION)
+        conn.exec_driver_sql("DROP TABLE alembic_version")
         conn.exec_driver_sql("INSERT INTO conversations VALUES ('c1', 'kept', 1.0, 1.0)")
+        conn.exec_driver_sql("INSERT INTO consent_remembered VALUES ('srv', 'tool', 1.0)")
     old.dispose()
     engine = open_database(f"sqlite:///{path}")
     try:
-        assert [c.title for c in Conversations(engine).recent()] == ["kept"]
+        # The console's own person keeps what was there.
+        assert [c.title for c in Conversations(engine).bound(CONSOLE).recent()] == ["kept"]
+        assert RememberedConsents(engine).bound(CONSOLE).is_allowed("srv", "tool")
     finally:
         engine.dispose()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
 
 
 def test_a_database_that_cannot_be_opened_is_named_without_its_password():

@@ -12,11 +12,12 @@ from mcp_apps_host.policy.trust import TemplateTrust as _Trust
 from mcp_apps_host.store.db import open_database as create_engine
 from mcp_apps_host.store.pins import TemplatePins
 from mcp_apps_host.values.csp import ViewCsp
+from mcp_apps_host.values.identity import CONSOLE
 from mcp_apps_host.values.templates import Template
 
 
 def TemplateTrust(engine, *lists, **named) -> _Trust:
-    return _Trust(TemplatePins(engine), *lists, **named)
+    return _Trust(TemplatePins(engine).bound(CONSOLE), *lists, **named)
 
 
 def tpl(html: str, server: str = "s1", uri: str = "ui://s1/view") -> Template:

@@ -13,7 +13,8 @@ from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.csp import ViewCsp
 from mcp_apps_host.values.templates import Template
 from mcp_apps_host.web.access import Access
-from mcp_apps_host.web.app import host_app, sandbox_app
+from mcp_apps_host.web.app import host_app
+from mcp_apps_host.web.sandbox import sandbox_app
 
 ORIGIN = "http://127.0.0.1:8765"
 SANDBOX = "http://localhost:8766"
@@ -23,7 +24,7 @@ WS = "ws://127.0.0.1:8765/ws"
 @pytest.fixture
 def host() -> Host:
     return Host(servers=ServerManager([], Limits()), limits=Limits(), host_origin=ORIGIN,
-                sandbox=Sandbox("http", "localhost", 8766, per_server=False))
+                sandbox=Sandbox.on_port("http", "localhost", 8766, per_server=False))
 
 
 @pytest.fixture
@@ -91,20 +92,28 @@ def test_proxy_page_carries_the_views_csp(host: Host):
     assert sandbox.get("/proxy/unknown-handle").status_code == 404
     template = Template(server="s", uri="ui://s/v", html="<p>x</p>", sha256="0" * 64,
                         csp=ViewCsp(connect_domains=("https://api.example.com",)))
-    view = host.register_view(template, on_csp_report=lambda report: None)
-    page = sandbox.get(f"/proxy/{view.handle}")
+    reports: list[dict] = []
+    view = host.register_view(template, on_csp_report=reports.append)
+    page = sandbox.get(f"/proxy/{view.token}")
     assert page.status_code == 200
     csp = page.headers["content-security-policy"]
     assert "connect-src https://api.example.com" in csp
     assert "frame-src 'none'" in csp and "object-src 'none'" in csp and "form-action 'none'" in csp
-    assert f"frame-ancestors {ORIGIN}" in csp and f"report-uri /csp-report/{view.handle}" in csp
+    assert f"frame-ancestors {ORIGIN}" in csp
+    report_path = csp.split("report-uri ", 1)[1].split(";")[0]
+    assert report_path.startswith("/csp-report/")
     assert sandbox.get("/sandbox.js").status_code == 404  # the proxy's script is inline, nowhere else
-    host.unregister_view(view.handle)
+    # The handle alone opens nothing: only the signed token does, and a tampered one is refused.
     assert sandbox.get(f"/proxy/{view.handle}").status_code == 404
+    assert sandbox.get(f"/proxy/{view.token[:-2]}xx").status_code == 404
+    body = {"csp-report": {"blocked-uri": "https://evil.example/x", "effective-directive": "connect-src"}}
+    assert sandbox.post(report_path, json=body).status_code == 204
+    assert reports == [{"blocked-uri": "https://evil.example/x", "effective-directive": "connect-src"}]
+    assert sandbox.post(f"/csp-report/{view.handle}", json=body).status_code == 204 and len(reports) == 1
 
 
 def test_per_server_origins():
-    sandbox = Sandbox("http", "localhost", 8766, per_server=True)
+    sandbox = Sandbox.on_port("http", "localhost", 8766, per_server=True)
     a, b = sandbox.origin_for("chart"), sandbox.origin_for("forms")
     assert a != b and a.startswith("http://chart-") and a.endswith(".localhost:8766")
     assert sandbox.origin_for("chart") == a  # stable
@@ -115,14 +124,14 @@ def test_per_server_origins():
 
 
 def test_proxy_only_on_its_own_servers_origin():
-    sandbox = Sandbox("http", "localhost", 8766, per_server=True)
+    sandbox = Sandbox.on_port("http", "localhost", 8766, per_server=True)
     host = Host(servers=ServerManager([], Limits()), limits=Limits(), host_origin=ORIGIN, sandbox=sandbox)
     template = Template(server="chart", uri="ui://c/v", html="<p>x</p>", sha256="0" * 64, csp=ViewCsp())
     view = host.register_view(template, on_csp_report=lambda report: None)
     own = view.origin
     other = sandbox.origin_for("forms")
-    assert TestClient(sandbox_app(host), base_url=own).get(f"/proxy/{view.handle}").status_code == 200
-    assert TestClient(sandbox_app(host), base_url=other).get(f"/proxy/{view.handle}").status_code == 404
+    assert TestClient(sandbox_app(host), base_url=own).get(f"/proxy/{view.token}").status_code == 200
+    assert TestClient(sandbox_app(host), base_url=other).get(f"/proxy/{view.token}").status_code == 404
 
 
 def test_odd_frames_from_the_page_do_not_end_the_socket(client: TestClient):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..settings import Limits
+from .deployment import AppsSettings, parse_apps_config, parse_deployment_config
 from .policies import (
     ModelSettings,
     Rules,
@@ -33,6 +34,14 @@ class HostConfig:
     trust: TrustLists = field(default_factory=TrustLists)
     limits: Limits = field(default_factory=Limits)
     database_url: str | None = None  # a SQLAlchemy URL; None: SQLite in ~/.local/share
+    apps: AppsSettings = field(default_factory=AppsSettings)  # off unless enabled (an embedding's default)
+    # Where people open the host page, e.g. "https://console.example.com" (never taken from a request's headers).
+    origin: str | None = None
+    # The sandbox's origin, with "{label}" for each server's own name (e.g. "https://{label}.apps.example.com");
+    # None: a port of its own (`serve --sandbox-port`).
+    sandbox_origin: str | None = None
+    # Signs view handles for the sandbox origin; every worker of one deployment needs the same (None: random).
+    secret_key: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config", **overrides: Any) -> HostConfig:
@@ -44,6 +53,8 @@ class HostConfig:
             consent=parse_consent_config(data),
             sampling=parse_sampling_config(data),
             trust=parse_trust_config(data),
+            apps=parse_apps_config(data, source),
+            **parse_deployment_config(data, source),
         )
         return replace(config, **overrides) if overrides else config
 

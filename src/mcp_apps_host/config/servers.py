@@ -28,6 +28,7 @@ class ServerSpec:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    apps: bool | None = None  # "apps": true/false in its entry: may its views render (None: not said)
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -94,12 +95,15 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
         url, command = entry.get("url"), entry.get("command")
         if bool(url) == bool(command):
             raise ConfigError(f'{where} needs exactly one of "command" (stdio) or "url" (Streamable HTTP)')
+        apps = entry.get("apps")
+        if apps is not None and not isinstance(apps, bool):
+            raise ConfigError(f"{where}.apps must be true or false, not {apps!r}")
         if url:
             if not isinstance(url, str):
                 raise ConfigError(f"{where}.url must be a string")
             specs.append(
                 ServerSpec(name=name, url=_check_url(url, where),
-                           headers=_str_map(entry.get("headers"), f"{where}.headers"))
+                           headers=_str_map(entry.get("headers"), f"{where}.headers"), apps=apps)
             )
             continue
         args = entry.get("args", [])
@@ -110,7 +114,7 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
             raise ConfigError(f"{where}.cwd must be a string")
         specs.append(
             ServerSpec(name=name, command=command, args=tuple(args), env=_str_map(entry.get("env"), f"{where}.env"),
-                       cwd=cwd)
+                       cwd=cwd, apps=apps)
         )
     return specs
 

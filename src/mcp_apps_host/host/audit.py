@@ -7,13 +7,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ..store.audit import AuditEvent, AuditLog
+from ..values.identity import Identity
 
 log = logging.getLogger("mcp_apps_host.audit")
 
 
 class Auditor:
-    def __init__(self, audit: AuditLog | None, conversation: Callable[[], str | None]) -> None:
+    def __init__(self, audit: AuditLog | None, identity: Identity, conversation: Callable[[], str | None]) -> None:
         self._audit = audit
+        self._identity = identity
         self._conversation = conversation
 
     def __call__(self, direction: str, method: str | None, *, server: str | None = None, view: str | None = None,
@@ -26,6 +28,6 @@ class Auditor:
             self._audit.record_nowait(AuditEvent(
                 direction=direction, method=method, server=server, view=view,  # type: ignore[arg-type]
                 conversation=self._conversation(), msg_id=msg_id, decision=decision,  # type: ignore[arg-type]
-                reason=reason, payload=payload))
+                reason=reason, payload=payload, tenant=self._identity.tenant, user_id=self._identity.user))
         except Exception:  # the audit trail must not break the protocol
             log.exception("could not queue an audit event")

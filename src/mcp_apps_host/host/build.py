@@ -1,4 +1,4 @@
-"""A `Host` from a `HostConfig`: open the database, build the policies and the model."""
+"""A `Host` from a `HostConfig`: open the database, build the policies, the model and the bus."""
 
 from __future__ import annotations
 
@@ -10,15 +10,19 @@ from ..config.host import HostConfig
 from ..errors import ConfigError
 from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.review import review_html
-from ..policy.trust import TemplateTrust
 from ..servers.manager import ServerManager
 from ..store.audit import AuditLog
+from ..store.budgets import SamplingBudgets
 from ..store.consents import RememberedConsents
 from ..store.conversations import Conversations
 from ..store.db import default_db_url, open_database
+from ..store.notify import PostgresBus
 from ..store.pins import TemplatePins
+from ..store.view_records import ViewInstances
 from ..values.templates import Template
-from .core import Host
+from .bus import Bus, LocalBus, deliver
+from .core import Host, Stores
+from .handles import HandleSigner
 from .sandbox import Sandbox
 
 
@@ -37,24 +41,32 @@ def reviewed(template: Template) -> Template:
 
 
 def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox) -> Host:
-    """Everything but the servers' connections, which start with :meth:`Host.start`.
+    """Everything but the servers' connections and the bus, which start with :meth:`Host.start`.
 
     Raises :class:`ConfigError` for a wrong model and :class:`DatabaseError` for a database
     that cannot be opened or migrated.
     """
+    if sandbox.host_allowed(host_origin.split("://", 1)[-1]):
+        raise ConfigError(f"the sandbox origin {sandbox.template} would include the host page's own origin "
+                          f"{host_origin}: views must never run on the host page's origin")
     agent = build_agent(config)
-    engine = open_database(config.database_url or default_db_url())
-    trust = config.trust
+    url = config.database_url or default_db_url()
+    engine = open_database(url)
+    stores = Stores(Conversations(engine), RememberedConsents(engine), TemplatePins(engine), SamplingBudgets(engine),
+                    ViewInstances(engine))
+    bus: Bus = PostgresBus(url, deliver) if engine.dialect.name == "postgresql" else LocalBus()
     return Host(
-        servers=ServerManager(list(config.servers), config.limits, reviewed),
+        servers=ServerManager(list(config.servers), config.limits, reviewed, config.apps.for_server),
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,
-        conversations=Conversations(engine),
+        stores=stores,
         audit=AuditLog(engine),
-        consent=ConsentPolicy(config.consent, RememberedConsents(engine)),
+        consent=ConsentPolicy(config.consent),
         sampling=SamplingPolicy(config.sampling),
-        trust=TemplateTrust(TemplatePins(engine), trust.allow_hashes, trust.block_hashes, trust.allow_servers,
-                            trust.block_servers),
+        trust_lists=config.trust,
         agent=agent,
+        apps=config.apps,
+        signer=HandleSigner(config.secret_key, round(config.limits.view_token_max_age)),
+        bus=bus,
     )

@@ -1,22 +1,36 @@
-"""The host: servers, policies, stores, and the views that are mounted now (by handle)."""
+"""The host: servers, policies, stores, and the views that are mounted now (by handle).
+
+One `Host` serves a process. `for_person` gives the same host as one person sees it:
+their conversations, their "always allow" answers, their template pins, their sampling
+allowance — a tab only ever holds that one.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..chat.agent import AgentLoop
+from ..config.deployment import AppsSettings
+from ..config.policies import TrustLists
 from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.csp import build_view_csp
 from ..policy.trust import TemplateTrust
 from ..servers.manager import ServerManager
 from ..settings import Limits
 from ..store.audit import AuditLog
-from ..store.conversations import Conversations
+from ..store.budgets import SamplingBudgets
+from ..store.consents import RememberedConsents
+from ..store.conversations import Conversations, OwnConversations
+from ..store.pins import TemplatePins
+from ..store.view_records import ViewInstances
+from ..values.identity import CONSOLE, Identity
 from ..values.templates import Template
+from .bus import Bus, LocalBus
+from .handles import HandleSigner, ViewPass
 from .sandbox import Sandbox
 
 # Browser features a view may be granted through the iframe `allow` attribute when it asks.
@@ -30,10 +44,22 @@ class MountedView:
     """What the sandbox origin needs of a view: its origin, its CSP, and where its CSP reports go."""
 
     handle: str
-    template: Template
+    identity: Identity
+    token: str  # the signed handle the proxy page and the CSP reports are addressed by
     origin: str  # the sandbox origin this view runs on
     csp_header: str
     on_csp_report: CspReport
+
+
+@dataclass(frozen=True)
+class Stores:
+    """The repositories of one database; a person's session sees them through `Host.for_person`."""
+
+    conversations: Conversations
+    remembered: RememberedConsents
+    pins: TemplatePins
+    budgets: SamplingBudgets
+    views: ViewInstances
 
 
 @dataclass
@@ -42,23 +68,49 @@ class Host:
     limits: Limits
     host_origin: str
     sandbox: Sandbox
-    conversations: Conversations | None = None
+    stores: Stores | None = None
     audit: AuditLog | None = None
     consent: ConsentPolicy = field(default_factory=ConsentPolicy)
     sampling: SamplingPolicy = field(default_factory=lambda: SamplingPolicy({}))
-    trust: TemplateTrust | None = None
+    trust_lists: TrustLists | None = None  # None: templates are not checked against pins
     agent: AgentLoop | None = None  # None: no model, tools are called directly
+    apps: AppsSettings = field(default_factory=lambda: AppsSettings(enabled=True, default=True))
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
+    signer: HandleSigner = field(default_factory=lambda: HandleSigner(None, 24 * 3600))
+    bus: Bus = field(default_factory=LocalBus)
     views: dict[str, MountedView] = field(default_factory=dict)
     saved_templates: set[str] = field(default_factory=set)  # hashes already in the store
+    # As one person sees it (set by `for_person`):
+    identity: Identity = CONSOLE
+    conversations: OwnConversations | None = None
+    trust: TemplateTrust | None = None
+    base_path: str = ""  # where the host is mounted in the embedding app ("" at the root)
+
+    def for_person(self, identity: Identity, base_path: str = "") -> Host:
+        """This host as ``identity`` sees it; registries, servers and the audit trail stay shared."""
+        stores = self.stores
+        if stores is None:
+            return replace(self, identity=identity, base_path=base_path)
+        lists = self.trust_lists
+        return replace(
+            self, identity=identity, base_path=base_path,
+            conversations=stores.conversations.bound(identity),
+            consent=self.consent.with_remembered(stores.remembered.bound(identity)),
+            sampling=self.sampling.with_budget(stores.budgets.bound(identity)),
+            trust=TemplateTrust(stores.pins.bound(identity), lists.allow_hashes, lists.block_hashes,
+                                lists.allow_servers, lists.block_servers) if lists is not None else None,
+        )
 
     def register_view(self, template: Template, on_csp_report: CspReport) -> MountedView:
-        # The handle is the only key to the proxy page and its CSP: unguessable, never reused.
+        # The handle is unguessable and never reused; the token signs it to this person.
         handle = secrets.token_urlsafe(18)
         origin = self.sandbox.origin_for(template.server, template.domain)
-        csp = (build_view_csp(template.csp, report_uri=f"/csp-report/{handle}")
+        # The report address names the view by a signed handle too, so any worker can take the report.
+        reports = self.signer.sign(ViewPass(handle, self.identity, origin, ""))
+        csp = (build_view_csp(template.csp, report_uri=f"{self.base_path}/csp-report/{reports}")
                + f"; frame-ancestors {self.host_origin}")
-        view = MountedView(handle, template, origin, csp, on_csp_report)
+        token = self.signer.sign(ViewPass(handle, self.identity, origin, csp))
+        view = MountedView(handle, self.identity, token, origin, csp, on_csp_report)
         self.views[handle] = view
         return view
 
@@ -66,15 +118,34 @@ class Host:
         self.views.pop(handle, None)
 
     def proxy_url(self, handle: str) -> str:
-        return f"{self.views[handle].origin}/proxy/{handle}"
+        view = self.views[handle]
+        return f"{view.origin}{self.base_path}/proxy/{view.token}"
 
-    def start(self) -> None:
-        """Connect the servers (in the background; their status reaches every tab)."""
+    def csp_report(self, view: ViewPass, report: dict[str, Any]) -> None:
+        """A CSP report for a view, delivered where the view lives (this worker, or the one that has it)."""
+        mounted = self.views.get(view.handle)
+        if mounted is not None and mounted.identity.key == view.identity.key:
+            mounted.on_csp_report(report)
+        else:
+            self.bus.publish("csp-report", {"handle": view.handle, "tenant": view.identity.tenant,
+                                            "user": view.identity.user, "report": report})
+
+    def _deliver_csp_report(self, message: dict[str, Any]) -> None:
+        mounted = self.views.get(str(message.get("handle")))
+        if mounted is not None and mounted.identity.key == (message.get("tenant"), message.get("user")) \
+                and isinstance(message.get("report"), dict):
+            mounted.on_csp_report(message["report"])
+
+    async def start(self) -> None:
+        """Connect the servers (in the background; their status reaches every tab) and the bus."""
+        await self.bus.start()
+        self.bus.subscribe("csp-report", self._deliver_csp_report)
         self.servers.start()
 
     async def stop(self) -> None:
         """Disconnect the servers and the model, then write what the audit trail still holds."""
         await self.servers.stop()
+        await self.bus.stop()
         if self.agent is not None:
             await self.agent.adapter.aclose()
         if self.audit is not None:

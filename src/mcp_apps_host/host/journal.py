@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..store.conversations import Conversation, Conversations
+from ..store.conversations import Conversation, OwnConversations
 
 log = logging.getLogger("mcp_apps_host.journal")
 
@@ -18,7 +18,7 @@ T = TypeVar("T")
 class Journal:
     """Append and update conversation items; a key stands for the row id until it is known."""
 
-    def __init__(self, conversations: Conversations) -> None:
+    def __init__(self, conversations: OwnConversations) -> None:
         self.conversations = conversations
         self._queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self._ids: dict[int, int] = {}
@@ -82,7 +82,7 @@ class Journal:
 class ConversationLog:
     """The conversation a tab shows, and what it keeps of it (nothing, without a store)."""
 
-    def __init__(self, conversations: Conversations | None) -> None:
+    def __init__(self, conversations: OwnConversations | None) -> None:
         self.journal = Journal(conversations) if conversations is not None else None
         self.current: Conversation | None = None
 

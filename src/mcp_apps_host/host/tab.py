@@ -41,7 +41,7 @@ class Tab:
         self.env = HostEnvironment(styles=host_styles())
         page = Page(send)
         conversation = ConversationLog(host.conversations)
-        audit = Auditor(host.audit, lambda: conversation.conversation_id)
+        audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id)
         consents = Consents(page, host.consent)
         views = Views(host, self.env, page, audit, consents, self._run_view_call, listener=self)
         mounting = Mounting(host, page, views, audit, conversation)

@@ -108,7 +108,7 @@ class Views:
         """A container with no frame, so the error shows where the view would have been."""
         handle = f"failed-{call_id}"
         self.page.send(f.ViewMount(view=handle, call_id=call_id, server=server, tool=tool, proxy_url=None,
-                                   sandbox_origin=self.host.sandbox.shared_origin, prefers_border=True,
+                                   sandbox_origin=self.host.sandbox.origin_for(server), prefers_border=True,
                                    permissions=""))
         self.page.send(f.ViewStateFrame(view=handle, state="error", error=error))
 

@@ -31,7 +31,8 @@ from ..config.policies import ANY_TOOL, DECISION_VALUES, Decision, Rules, Sampli
 from ..errors import ConsentConfigError
 from ..values.tools import ToolEntry
 
-__all__ = ["ConsentPolicy", "Decision", "RememberedAllows", "SamplingPolicy", "Source"]
+__all__ = ["ConsentPolicy", "Decision", "MemoryBudget", "RememberedAllows", "SamplingBudget", "SamplingPolicy",
+           "Source"]
 
 Source = Literal["view", "model"]
 
@@ -71,6 +72,10 @@ class ConsentPolicy:
                     raise ConsentConfigError(f"consent.{server}.{tool}: {value!r} is not allow, ask or deny")
         self.remembered = remembered
         self._session_allowed: set[tuple[str, str]] = set()
+
+    def with_remembered(self, remembered: RememberedAllows) -> ConsentPolicy:
+        """The same rules, with another person's "always allow" answers."""
+        return ConsentPolicy(self.rules, remembered)
 
     def _is_remembered(self, server: str, tool: str) -> bool:
         if self.remembered is not None:
@@ -134,6 +139,32 @@ class ConsentPolicy:
 # -- sampling -----------------------------------------------------------------------------------
 
 
+class SamplingBudget(Protocol):
+    """Where the allowance is counted: spend one of ``per_minute``, or say how long until the next."""
+
+    def take(self, server: str, per_minute: int) -> float | None: ...
+
+
+class MemoryBudget:
+    """A token bucket per server in this process: ``per_minute`` tokens, refilling at that rate."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # server -> (tokens, at)
+        self._lock = threading.Lock()
+
+    def take(self, server: str, per_minute: int) -> float | None:
+        with self._lock:
+            now = self._clock()
+            tokens, at = self._buckets.get(server, (float(per_minute), now))
+            tokens = min(float(per_minute), tokens + max(0.0, now - at) * per_minute / 60.0)
+            if tokens < 1.0:
+                self._buckets[server] = (tokens, now)
+                return (1.0 - tokens) * 60.0 / per_minute
+            self._buckets[server] = (tokens - 1.0, now)
+        return None
+
+
 class SamplingPolicy:
     """``sampling/createMessage`` from a view: off unless enabled per server; then ask, rate-limited.
 
@@ -141,33 +172,31 @@ class SamplingPolicy:
     refilling at ``maxPerMinute`` per 60 s, so a quiet server can make a short burst
     but never more than the limit on average. A token is spent when the request is
     put to the person, whatever the answer, so a view cannot flood the person with prompts.
+    The bucket is the person's (``budget``; in memory unless one is given).
     """
 
     def __init__(
         self,
         settings: Mapping[str, SamplingSettings] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        budget: SamplingBudget | None = None,
     ) -> None:
         self.settings = dict(settings or {})
-        self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # server -> (tokens, at)
-        self._lock = threading.Lock()
+        self.budget = budget or MemoryBudget(clock)
+
+    def with_budget(self, budget: SamplingBudget) -> SamplingPolicy:
+        """The same settings, counted in another person's allowance."""
+        return SamplingPolicy(self.settings, budget=budget)
 
     def check(self, server: str) -> tuple[Decision, str]:
         settings = self.settings.get(server)
         if settings is None or not settings.enabled:
             return "deny", f"sampling is off for server {server!r} (enable it with sampling.{server}.enabled)"
         rate = settings.max_per_minute
-        with self._lock:
-            now = self._clock()
-            tokens, at = self._buckets.get(server, (float(rate), now))
-            tokens = min(float(rate), tokens + max(0.0, now - at) * rate / 60.0)
-            if tokens < 1.0:
-                self._buckets[server] = (tokens, now)
-                wait = (1.0 - tokens) * 60.0 / rate
-                return "deny", (
-                    f"rate limit: server {server!r} may ask for sampling at most {rate} times a minute "
-                    f"(next in {wait:.0f} s)"
-                )
-            self._buckets[server] = (tokens - 1.0, now)
+        wait = self.budget.take(server, rate)
+        if wait is not None:
+            return "deny", (
+                f"rate limit: server {server!r} may ask for sampling at most {rate} times a minute "
+                f"(next in {wait:.0f} s)"
+            )
         return "ask", f"sampling is enabled for server {server!r}; the person decides"

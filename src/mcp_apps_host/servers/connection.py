@@ -11,6 +11,7 @@ import contextlib
 import logging
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -55,11 +56,13 @@ class ServerStatus(StrEnum):
 
 class ServerConnection:
     def __init__(self, spec: ServerSpec, limits: Limits, on_change: Callable[[ServerConnection], None],
-                 prepare: TemplateHook | None = None) -> None:
+                 prepare: TemplateHook | None = None, apps: bool = True) -> None:
         self.spec = spec
         self.limits = limits
         self._on_change = on_change
         self._prepare = prepare or (lambda template: template)
+        # Without apps the server's tools are plain tools: no view, no template ever read.
+        self.apps = apps
         self.status = ServerStatus.CONNECTING
         self.error: str | None = None
         self.tools: dict[str, ToolEntry] = {}
@@ -109,7 +112,7 @@ class ServerConnection:
         client = Client(
             open_transport(self.spec, self.limits, self._stderr),
             mode="legacy",  # the initialize handshake every deployed server speaks
-            extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})],
+            extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})] if self.apps else [],
             client_info=types.Implementation(name="mcp-apps-host", version=__version__),
             message_handler=self._on_message,
             logging_callback=self._on_log,
@@ -191,7 +194,8 @@ class ServerConnection:
     # ---- catalog and templates -------------------------------------------------------
 
     async def _load_catalog(self, client: Client) -> None:
-        self.tools = await list_tools(client, self.name)
+        tools = await list_tools(client, self.name)
+        self.tools = tools if self.apps else {n: replace(t, resource_uri=None) for n, t in tools.items()}
 
     async def _read_template(self, client: Client, uri: str, entry: dict[str, Any] | None) -> Template | TemplateError:
         return await read_template(client, self.name, uri, entry, self.limits, self._prepare, self._describe_failure)

@@ -17,9 +17,11 @@ Listener = Callable[[], None]
 
 
 class ServerManager:
-    def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None) -> None:
+    def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None,
+                 apps: Callable[[ServerSpec], bool] = lambda spec: True) -> None:
         self.limits = limits
-        self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template) for s in specs}
+        self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template, apps(s))
+                            for s in specs}
         self._listeners: set[Listener] = set()
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -94,6 +94,8 @@ class AuditFilter:
     view: str | None = None
     server: str | None = None
     conversation: str | None = None
+    tenant: str | None = None
+    user_id: str | None = None
     direction: str | None = None
     decision: str | None = None
     method: str | None = None
@@ -110,7 +112,7 @@ class AuditFilter:
     def select(self) -> Any:
         e = audit_events
         stmt = select(e)
-        for name in ("view", "server", "conversation", "direction", "decision", "method"):
+        for name in ("view", "server", "conversation", "tenant", "user_id", "direction", "decision", "method"):
             value = getattr(self, name)
             if value is not None:
                 stmt = stmt.where(e.c[name] == value)
@@ -294,6 +296,8 @@ class AuditLog:
             "payload_sha256": m["payload_sha256"],
             "payload": preview,
             "payload_truncated": preview is not None and len(preview) > self.preview_chars,
+            "tenant": m["tenant"],
+            "user": m["user_id"],
         }
 
     def query(self, where: AuditFilter | None = None, *, limit: int | None = 1000,

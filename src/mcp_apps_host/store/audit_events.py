@@ -19,6 +19,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from ..values.identity import CONSOLE_USER, DEFAULT_TENANT
 from .schema import audit_events, audit_payloads
 
 log = logging.getLogger("mcp_apps_host.store.audit")
@@ -82,6 +83,8 @@ class AuditEvent:
     reason: str | None = None
     payload: Any = None
     ts: float = field(default_factory=time.time)
+    tenant: str = DEFAULT_TENANT  # whose session it happened in
+    user_id: str = CONSOLE_USER
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -96,6 +99,8 @@ class AuditEvent:
         _opt_str("server", self.server, 128)
         _opt_str("view", self.view, 128)
         _opt_str("conversation", self.conversation, 128)
+        _opt_str("tenant", self.tenant, 128)
+        _opt_str("user_id", self.user_id, 256)
         _opt_str("reason", self.reason, 10_000)
         if isinstance(self.ts, bool) or not isinstance(self.ts, (int, float)) or not math.isfinite(self.ts):
             raise ValueError(f"ts: must be a finite number of seconds, not {self.ts!r}")
@@ -135,6 +140,8 @@ def to_row(event: AuditEvent, preview_chars: int) -> Row:
         "reason": event.reason,
         "payload_sha256": sha,
         "payload_preview": preview,
+        "tenant": event.tenant,
+        "user_id": event.user_id,
     }
     return Row(row, payload)
 

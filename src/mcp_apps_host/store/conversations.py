@@ -16,6 +16,8 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
 
+from ..values.identity import Identity
+from .owners import mine, owner_columns
 from .schema import conversation_items, conversations, templates
 
 # "history" items are what the model saw (not shown); the others are what the page shows.
@@ -43,44 +45,17 @@ def _conversation(row: Any) -> Conversation:
 
 
 class Conversations:
-    """Synchronous repository; call it from a worker thread in async code."""
+    """Synchronous repository; call it from a worker thread in async code. The conversations
+    themselves are reached through :meth:`bound`, which keeps a person to their own."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def create(self, title: str = "New conversation") -> Conversation:
-        now = time.time()
-        conv = Conversation(str(uuid.uuid4()), title[:200], now, now)
-        with self.engine.begin() as db:
-            db.execute(insert(conversations).values(id=conv.id, title=conv.title, created=now, updated=now))
-        return conv
-
-    def get(self, conversation_id: str) -> Conversation | None:
-        with self.engine.connect() as db:
-            row = db.execute(select(conversations).where(conversations.c.id == conversation_id)).first()
-        return _conversation(row) if row else None
-
-    def recent(self, limit: int = 200) -> list[Conversation]:
-        """The newest conversations first."""
-        with self.engine.connect() as db:
-            rows = db.execute(select(conversations).order_by(conversations.c.updated.desc()).limit(limit)).all()
-        return [_conversation(r) for r in rows]
-
-    def rename(self, conversation_id: str, title: str) -> bool:
-        title = " ".join(title.split())[:200]
-        if not title:
-            raise ValueError("a conversation title cannot be empty")
-        with self.engine.begin() as db:
-            done = db.execute(update(conversations).where(conversations.c.id == conversation_id).values(title=title))
-        return done.rowcount > 0
-
-    def delete(self, conversation_id: str) -> bool:
-        with self.engine.begin() as db:
-            db.execute(delete(conversation_items).where(conversation_items.c.conversation == conversation_id))
-            done = db.execute(delete(conversations).where(conversations.c.id == conversation_id))
-        return done.rowcount > 0
+    def bound(self, identity: Identity) -> OwnConversations:
+        return OwnConversations(self, identity)
 
     def append(self, conversation_id: str, kind: str, data: dict[str, Any]) -> int:
+        """An item of a conversation the caller has already opened through :meth:`bound`."""
         if kind not in ITEM_KINDS:
             raise ValueError(f"unknown item kind {kind!r}")
         now = time.time()
@@ -116,3 +91,70 @@ class Conversations:
         if row is None:
             return None
         return {"sha256": row.sha256, "server": row.server, "uri": row.uri, "html": row.html, "meta": row.meta}
+
+
+class OwnConversations:
+    """One person's conversations: every read and write is limited to their tenant and user."""
+
+    def __init__(self, repo: Conversations, identity: Identity) -> None:
+        self.repo = repo
+        self.identity = identity
+        self._mine = mine(conversations, identity)
+
+    def create(self, title: str = "New conversation") -> Conversation:
+        now = time.time()
+        conv = Conversation(str(uuid.uuid4()), title[:200], now, now)
+        with self.repo.engine.begin() as db:
+            db.execute(insert(conversations).values(id=conv.id, title=conv.title, created=now, updated=now,
+                                                    **owner_columns(self.identity)))
+        return conv
+
+    def get(self, conversation_id: str) -> Conversation | None:
+        with self.repo.engine.connect() as db:
+            row = db.execute(select(conversations).where(conversations.c.id == conversation_id, self._mine)).first()
+        return _conversation(row) if row else None
+
+    def recent(self, limit: int = 200) -> list[Conversation]:
+        """The newest conversations first."""
+        with self.repo.engine.connect() as db:
+            rows = db.execute(select(conversations).where(self._mine)
+                              .order_by(conversations.c.updated.desc()).limit(limit)).all()
+        return [_conversation(r) for r in rows]
+
+    def rename(self, conversation_id: str, title: str) -> bool:
+        title = " ".join(title.split())[:200]
+        if not title:
+            raise ValueError("a conversation title cannot be empty")
+        with self.repo.engine.begin() as db:
+            done = db.execute(update(conversations).where(conversations.c.id == conversation_id, self._mine)
+                              .values(title=title))
+        return done.rowcount > 0
+
+    def delete(self, conversation_id: str) -> bool:
+        with self.repo.engine.begin() as db:
+            if db.execute(select(conversations.c.id).where(conversations.c.id == conversation_id,
+                                                           self._mine)).first() is None:
+                return False
+            db.execute(delete(conversation_items).where(conversation_items.c.conversation == conversation_id))
+            db.execute(delete(conversations).where(conversations.c.id == conversation_id))
+        return True
+
+    def items(self, conversation_id: str) -> list[Item]:
+        """The items of one of this person's conversations (none for anyone else's)."""
+        return self.repo.items(conversation_id) if self.get(conversation_id) is not None else []
+
+    def append(self, conversation_id: str, kind: str, data: dict[str, Any]) -> int:
+        return self.repo.append(conversation_id, kind, data)
+
+    def update_item(self, item_id: int, data: dict[str, Any]) -> None:
+        self.repo.update_item(item_id, data)
+
+    def item(self, conversation_id: str, item_id: int) -> Item | None:
+        """One item of one of this person's conversations."""
+        return next((i for i in self.items(conversation_id) if i.id == item_id), None)
+
+    def save_template(self, sha256: str, server: str, uri: str, html: str, meta: dict[str, Any]) -> None:
+        self.repo.save_template(sha256, server, uri, html, meta)
+
+    def load_template(self, sha256: str) -> dict[str, Any] | None:
+        return self.repo.load_template(sha256)

@@ -74,8 +74,8 @@ def _sqlite_pragmas(conn: Any, _record: Any) -> None:
     cur.close()
 
 
-def migrate(conn: Connection) -> None:
-    """Bring the schema to the newest revision inside the caller's transaction."""
+def migrate(conn: Connection, revision: str = "head") -> None:
+    """Bring the schema to ``revision`` (the newest by default) inside the caller's transaction."""
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
     config = Config()
@@ -84,4 +84,4 @@ def migrate(conn: Connection) -> None:
     tables = set(inspect(conn).get_table_names())
     if "alembic_version" not in tables and "conversations" in tables:
         command.stamp(config, FIRST_REVISION)
-    command.upgrade(config, "head")
+    command.upgrade(config, revision)

@@ -1,4 +1,4 @@
-"""Template pins: the hash a (server, URI) template had when first used or last accepted."""
+"""Template pins: the hash a (server, URI) template had when a person first used it or last accepted it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from ..values.identity import Identity
+from .owners import mine, owner_columns
 from .schema import template_pins
+
+_SHOWN = ("server", "uri", "sha256", "size", "first_seen", "accepted_at")
 
 
 class TemplatePins:
@@ -18,11 +22,23 @@ class TemplatePins:
         self.engine = engine
         self._lock = threading.Lock()
 
+    def bound(self, identity: Identity) -> OwnPins:
+        return OwnPins(self, identity)
+
+
+class OwnPins:
+    """One person's pins."""
+
+    def __init__(self, store: TemplatePins, identity: Identity) -> None:
+        self.engine = store.engine
+        self.identity = identity
+        self._lock = store._lock
+        self._mine = mine(template_pins, identity)
+
     def get(self, server: str, uri: str) -> dict[str, Any] | None:
         with self.engine.connect() as conn:
-            row = conn.execute(
-                select(template_pins).where(template_pins.c.server == server, template_pins.c.uri == uri)
-            ).first()
+            row = conn.execute(select(*(template_pins.c[c] for c in _SHOWN))
+                               .where(self._mine, template_pins.c.server == server, template_pins.c.uri == uri)).first()
         return dict(row._mapping) if row is not None else None
 
     def pin_first(self, server: str, uri: str, sha256: str, size: int) -> tuple[dict[str, Any], bool]:
@@ -35,7 +51,7 @@ class TemplatePins:
                    "accepted_at": None}
             try:
                 with self.engine.begin() as conn:
-                    conn.execute(insert(template_pins), [row])
+                    conn.execute(insert(template_pins), [{**row, **owner_columns(self.identity)}])
             except IntegrityError:
                 # Another process pinned it first: its pin is the one that counts.
                 existing = self.get(server, uri)
@@ -48,8 +64,9 @@ class TemplatePins:
         """Pin this hash as accepted by the person."""
         now = time.time()
         with self._lock, self.engine.begin() as conn:
-            key = (template_pins.c.server == server) & (template_pins.c.uri == uri)
+            key = self._mine & (template_pins.c.server == server) & (template_pins.c.uri == uri)
             changed = conn.execute(update(template_pins).where(key).values(sha256=sha256, size=size, accepted_at=now))
             if changed.rowcount == 0:
                 conn.execute(insert(template_pins), [{"server": server, "uri": uri, "sha256": sha256, "size": size,
-                                                      "first_seen": now, "accepted_at": now}])
+                                                      "first_seen": now, "accepted_at": now,
+                                                      **owner_columns(self.identity)}])

@@ -5,9 +5,16 @@ Changing a table here needs an Alembic migration under `migrations/versions/`.
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text
+from sqlalchemy import JSON, BigInteger, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text
 
 metadata = MetaData()
+
+
+def _owner(primary_key: bool = False) -> list[Column[str]]:
+    """Whose row it is: every row a person's session reads or writes carries their tenant and user."""
+    return [Column("tenant", String(128), primary_key=primary_key, nullable=False, server_default="default"),
+            Column("user_id", String(256), primary_key=primary_key, nullable=False, server_default="local")]
+
 
 # ---- conversations ----------------------------------------------------------------------------
 
@@ -18,6 +25,8 @@ conversations = Table(
     Column("title", String(200), nullable=False),
     Column("created", Float, nullable=False),
     Column("updated", Float, nullable=False, index=True),
+    *_owner(),
+    Index("ix_conversations_owner", "tenant", "user_id", "updated"),
 )
 
 # One thing the conversation shows (a message, a tool call with its view, a notice) or what the model saw.
@@ -50,6 +59,7 @@ templates = Table(
 consent_remembered = Table(
     "consent_remembered",
     metadata,
+    *_owner(primary_key=True),
     Column("server", String(128), primary_key=True),
     Column("tool", String(256), primary_key=True),
     Column("ts", Float, nullable=False),
@@ -59,12 +69,39 @@ consent_remembered = Table(
 template_pins = Table(
     "template_pins",
     metadata,
+    *_owner(primary_key=True),
     Column("server", String(128), primary_key=True),
     Column("uri", String(1024), primary_key=True),
     Column("sha256", String(64), nullable=False),
     Column("size", Integer, nullable=False),
     Column("first_seen", Float, nullable=False),
     Column("accepted_at", Float, nullable=True),  # NULL for a pin taken on first use
+)
+
+# A mounted view: what the sandbox origin needs to serve its proxy page on any worker.
+view_instances = Table(
+    "view_instances",
+    metadata,
+    Column("handle", String(64), primary_key=True),
+    *_owner(),
+    Column("conversation", String(36), nullable=True),
+    Column("server", String(128), nullable=False),
+    Column("tool", String(256), nullable=False),
+    Column("template_sha256", String(64), nullable=False),
+    Column("origin", String(512), nullable=False),
+    Column("csp_header", Text, nullable=False),
+    Column("created", Float, nullable=False),
+    Column("closed", Float, nullable=True),
+)
+
+# What is left of a person's sampling allowance per server (a token bucket shared by every worker).
+sampling_budgets = Table(
+    "sampling_budgets",
+    metadata,
+    *_owner(primary_key=True),
+    Column("server", String(128), primary_key=True),
+    Column("tokens", Float, nullable=False),
+    Column("at", Float, nullable=False),
 )
 
 # ---- the audit trail ------------------------------------------------------------------------------
@@ -85,6 +122,8 @@ audit_events = Table(
     Column("reason", Text, nullable=True),
     Column("payload_sha256", String(64), nullable=True),
     Column("payload_preview", Text, nullable=True),
+    *_owner(),
+    Index("ix_audit_events_owner", "tenant", "user_id"),
 )
 
 # Payloads stored once, keyed by the SHA-256 of their canonical JSON.

@@ -1,7 +1,7 @@
 """The sandbox origin: the proxy page each view runs in, and the CSP reports about it.
 
-It never sees the host page's cookie and makes no decision of its own: a view's handle
-(unguessable, gone when the view is) names its CSP and where its reports go.
+It never sees the host page's cookie and makes no decision of its own: a view's signed
+handle (`host/handles.py`) says which view, whose, on which origin, under which CSP.
 """
 
 from __future__ import annotations
@@ -27,23 +27,19 @@ def _proxy_page() -> str:
 
 
 def sandbox_app(host: Host) -> Starlette:
-    def same_origin(request: Request, view_origin: str) -> bool:
+    async def proxy(request: Request) -> Response:
+        view = host.signer.verify(request.path_params["token"])
         # A view's proxy is served only on its own server's origin, so one server's view
         # can never be loaded where another server's storage lives.
-        host_header = request.headers.get("host", "")
-        return host.sandbox.host_allowed(host_header) and view_origin.endswith("//" + host_header.lower())
-
-    async def proxy(request: Request) -> Response:
-        view = host.views.get(request.path_params["handle"])
-        if view is None or not same_origin(request, view.origin):
+        if view is None or not view.origin.endswith("//" + request.headers.get("host", "").lower()):
             return PlainTextResponse("no such view", status_code=404)
         # The CSP is the server-declared one for this view, built in Python: a real header,
         # which the inner srcdoc document inherits and cannot remove.
         return HTMLResponse(_proxy_page(), headers={**PAGE_HEADERS, "Content-Security-Policy": view.csp_header})
 
     async def csp_report(request: Request) -> Response:
-        """The browser reports what a view's CSP blocked; the unguessable handle names the view."""
-        view = host.views.get(request.path_params["handle"])
+        """The browser reports what a view's CSP blocked; the signed handle names the view."""
+        view = host.signer.verify(request.path_params["token"])
         body = await request.body()
         if view is None or len(body) > host.limits.max_csp_report_bytes:
             return Response(status_code=204)
@@ -55,10 +51,10 @@ def sandbox_app(host: Host) -> Starlette:
         for item in reports[:20]:
             report = item.get("csp-report") or item.get("body") if isinstance(item, dict) else None
             if isinstance(report, dict):
-                view.on_csp_report(report)
+                host.csp_report(view, {k: str(v)[:1000] for k, v in report.items() if isinstance(k, str)})
         return Response(status_code=204)
 
     return Starlette(routes=[
-        Route("/proxy/{handle}", proxy),
-        Route("/csp-report/{handle}", csp_report, methods=["POST"]),
+        Route("/proxy/{token}", proxy),
+        Route("/csp-report/{token}", csp_report, methods=["POST"]),
     ])

@@ -13,7 +13,9 @@ import { download } from "./download.js";
 import { showBanner, hideBanner } from "./banner.js";
 import { initConversations, currentConversation, conversationOpened, renderConversations } from "./conversations.js";
 
-const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
+// Relative to the page, so the host works mounted under a path of another app.
+const wsUrl = new URL("ws", location.href);
+wsUrl.protocol = location.protocol === "https:" ? "wss:" : "ws:";
 
 function hello() {
   const conversation = currentConversation();

@@ -1,0 +1,35 @@
+"""Who a request is for: the person and their tenant, as the embedding app's sign-in says."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+
+# The one person of a console started with `serve` (its token stands for them).
+CONSOLE_USER = "local"
+DEFAULT_TENANT = "default"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """``user`` within ``tenant``; ``admin`` may export the whole tenant's audit trail."""
+
+    user: str
+    tenant: str = DEFAULT_TENANT
+    admin: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Who it is, whatever their role: what their rows are filed under."""
+        return self.tenant, self.user
+
+    def __post_init__(self) -> None:
+        for name, value, limit in (("user", self.user, 256), ("tenant", self.tenant, 128)):
+            if not isinstance(value, str) or not value or len(value) > limit or not value.isprintable():
+                raise ConfigError(f"Identity.{name} must be 1-{limit} printable characters, not {value!r}")
+        if not isinstance(self.admin, bool):
+            raise ConfigError(f"Identity.admin must be true or false, not {self.admin!r}")
+
+
+CONSOLE = Identity(CONSOLE_USER, DEFAULT_TENANT, admin=True)
