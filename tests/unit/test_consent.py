@@ -10,12 +10,12 @@ from mcp_apps_host.config.policies import parse_consent_config, parse_sampling_c
 from mcp_apps_host.errors import ConsentConfigError
 from mcp_apps_host.policy.consent import ConsentPolicy, SamplingPolicy
 from mcp_apps_host.store.consents import RememberedConsents
-from mcp_apps_host.values.identity import CONSOLE
 from mcp_apps_host.store.db import open_database
+from mcp_apps_host.values.identity import CONSOLE
 from mcp_apps_host.values.tools import tool_entry
 
 
-def RememberedStore(engine, who=CONSOLE):  # noqa: N802 - one person's remembered answers
+def RememberedStore(engine, who=CONSOLE):  # one person's remembered answers
     return RememberedConsents(engine).bound(who)
 
 
