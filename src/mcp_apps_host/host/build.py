@@ -10,7 +10,7 @@ from ..config.host import HostConfig
 from ..errors import ConfigError
 from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.review import review_html
-from ..servers.manager import ServerManager
+from ..servers.manager import ServerHeaders, ServerManager
 from ..store.audit import AuditLog
 from ..store.budgets import SamplingBudgets
 from ..store.consents import RememberedConsents
@@ -40,7 +40,8 @@ def reviewed(template: Template) -> Template:
     return replace(template, warnings=tuple(review_html(template.html, template.csp)))
 
 
-def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox) -> Host:
+def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
+               server_headers: ServerHeaders | None = None) -> Host:
     """Everything but the servers' connections and the bus, which start with :meth:`Host.start`.
 
     Raises :class:`ConfigError` for a wrong model and :class:`DatabaseError` for a database
@@ -56,7 +57,7 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox) -> Hos
                     ViewInstances(engine))
     bus: Bus = PostgresBus(url, deliver) if engine.dialect.name == "postgresql" else LocalBus()
     return Host(
-        servers=ServerManager(list(config.servers), config.limits, reviewed, config.apps.for_server),
+        servers=ServerManager(list(config.servers), config.limits, reviewed, config.apps.for_server, server_headers),
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,

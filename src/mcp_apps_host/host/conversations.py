@@ -45,7 +45,7 @@ class ConversationService:
             self.turns.stop()
             self.turns.load([i.data for i in items if i.kind == "history"])
         for item in items:
-            await self._replay(item)
+            await self.show(item)
 
     async def rename(self, conversation_id: str, title: str) -> None:
         try:
@@ -70,7 +70,8 @@ class ConversationService:
 
     # ---- replay --------------------------------------------------------------------------------------
 
-    async def _replay(self, item: Item) -> None:
+    async def show(self, item: Item) -> None:
+        """Draw one kept item as it was (a replay, or another tab's news)."""
         data, page = item.data, self.tab.page
         if item.kind == "user":
             page.send(f.UserMessage(text=str(data.get("text", ""))))

@@ -89,11 +89,12 @@ class Host:
     def for_person(self, identity: Identity, base_path: str = "") -> Host:
         """This host as ``identity`` sees it; registries, servers and the audit trail stay shared."""
         stores = self.stores
+        servers = self.servers.personal(identity)
         if stores is None:
-            return replace(self, identity=identity, base_path=base_path)
+            return replace(self, identity=identity, base_path=base_path, servers=servers)
         lists = self.trust_lists
         return replace(
-            self, identity=identity, base_path=base_path,
+            self, identity=identity, base_path=base_path, servers=servers,
             conversations=stores.conversations.bound(identity),
             consent=self.consent.with_remembered(stores.remembered.bound(identity)),
             sampling=self.sampling.with_budget(stores.budgets.bound(identity)),

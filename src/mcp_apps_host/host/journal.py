@@ -15,11 +15,17 @@ log = logging.getLogger("mcp_apps_host.journal")
 T = TypeVar("T")
 
 
+# Told of every item once it is written: (conversation, item id, kind, "append" | "update").
+Written = Callable[[str, int, str, str], None]
+
+
 class Journal:
     """Append and update conversation items; a key stands for the row id until it is known."""
 
-    def __init__(self, conversations: OwnConversations) -> None:
+    def __init__(self, conversations: OwnConversations, on_written: Written | None = None) -> None:
         self.conversations = conversations
+        self.on_written = on_written
+        self._kinds: dict[int, tuple[str, str]] = {}  # key -> (conversation, kind)
         self._queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self._ids: dict[int, int] = {}
         self._keys = itertools.count()
@@ -55,10 +61,13 @@ class Journal:
         if op[0] == "append":
             _, key, conversation, kind, data = op
             self._ids[key] = await asyncio.to_thread(self.conversations.append, conversation, kind, data)
+            self._kinds[key] = (conversation, kind)
+            self._written(key, "append")
         elif op[0] == "update":
             _, key, data = op
             if key in self._ids:
                 await asyncio.to_thread(self.conversations.update_item, self._ids[key], data)
+                self._written(key, "update")
         elif op[0] == "run":
             _, fn, args = op
             await asyncio.to_thread(fn, *args)
@@ -73,6 +82,11 @@ class Journal:
                 if not done.done():
                     done.set_result(result)
 
+    def _written(self, key: int, op: str) -> None:
+        if self.on_written is not None:
+            conversation, kind = self._kinds[key]
+            self.on_written(conversation, self._ids[key], kind, op)
+
     async def close(self) -> None:
         """Finish what is queued, then stop."""
         await self.call(lambda: None)
@@ -82,8 +96,8 @@ class Journal:
 class ConversationLog:
     """The conversation a tab shows, and what it keeps of it (nothing, without a store)."""
 
-    def __init__(self, conversations: OwnConversations | None) -> None:
-        self.journal = Journal(conversations) if conversations is not None else None
+    def __init__(self, conversations: OwnConversations | None, on_written: Written | None = None) -> None:
+        self.journal = Journal(conversations, on_written) if conversations is not None else None
         self.current: Conversation | None = None
 
     @property

@@ -7,8 +7,10 @@ service (`TabServices`), and model turns run in `Turns`.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -40,7 +42,10 @@ class Tab:
         self.host = host
         self.env = HostEnvironment(styles=host_styles())
         page = Page(send)
-        conversation = ConversationLog(host.conversations)
+        self.id = secrets.token_hex(8)  # tells this tab's own news from another's on the bus
+        self._shown: set[int] = set()  # items of another tab already drawn here
+        self._background: set[asyncio.Task[None]] = set()
+        conversation = ConversationLog(host.conversations, self._written)
         audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id)
         consents = Consents(page, host.consent)
         views = Views(host, self.env, page, audit, consents, self._run_view_call, listener=self)
@@ -69,6 +74,7 @@ class Tab:
             f.ConversationDelete: lambda fr: self._with_conversations(lambda c: c.delete(fr.id)),
         }
         self._unsubscribe = host.servers.subscribe(self._servers_changed)
+        self._unlisten = host.bus.subscribe("conversation", self._heard)
 
     @property
     def page(self) -> Page:
@@ -125,6 +131,35 @@ class Tab:
                              on_progress: ProgressFn) -> dict[str, Any]:
         return await self.services.calls.for_view(server, tool, arguments, on_progress)
 
+    # ---- another tab of the same conversation (here or on another worker) --------------------------------
+
+    def _written(self, conversation: str, item: int, kind: str, op: str) -> None:
+        self.host.bus.publish("conversation", {"conversation": conversation, "item": item, "kind": kind, "op": op,
+                                               "tab": self.id})
+
+    def _heard(self, news: dict[str, Any]) -> None:
+        if news.get("tab") == self.id or news.get("conversation") != self.services.log.conversation_id:
+            return
+        item = news.get("item")
+        if not isinstance(item, int) or item in self._shown or self.conversations is None:
+            return
+        task = asyncio.ensure_future(self._show(self.conversations, str(news["conversation"]), item))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _show(self, conversations: ConversationService, conversation: str, item_id: int) -> None:
+        item = await conversations.journal.call(conversations.repo.item, conversation, item_id)
+        if item is None or item_id in self._shown or conversation != self.services.log.conversation_id:
+            return
+        if item.kind == "tool-call" and item.data.get("status") == "running":
+            return  # drawn once it has ended
+        self._shown.add(item_id)
+        if item.kind == "history":
+            if self.turns is not None:
+                self.turns.heard(item.data)
+        else:
+            await conversations.show(item)
+
     # ---- what views send into the conversation (Views' listener) ---------------------------------------
 
     def chat_message(self, view: LiveView, message: PostChatMessage) -> None:
@@ -149,6 +184,9 @@ class Tab:
     async def close(self) -> None:
         """The tab went away: nobody can answer a teardown, so drop everything at once."""
         self._unsubscribe()
+        self._unlisten()
+        for task in self._background:
+            task.cancel()
         if self.turns is not None:
             self.turns.stop()
         self.services.calls.cancel_all()

@@ -69,6 +69,13 @@ class Turns:
                 log.warning("skipped a stored history item that no longer parses")
         self.context = ModelContextStore()
 
+    def heard(self, data: dict[str, Any]) -> None:
+        """What another tab of this conversation told the model: part of this tab's history too."""
+        try:
+            self.history.append(item_from_dict(data))
+        except (KeyError, TypeError, ValueError):
+            log.warning("skipped a history item from another tab that does not parse")
+
     def stop(self) -> None:
         self._queued.clear()
         if self.task is not None:

@@ -60,7 +60,7 @@ class ServerConnection:
         self.spec = spec
         self.limits = limits
         self._on_change = on_change
-        self._prepare = prepare or (lambda template: template)
+        self.prepare: TemplateHook = prepare or (lambda template: template)
         # Without apps the server's tools are plain tools: no view, no template ever read.
         self.apps = apps
         self.status = ServerStatus.CONNECTING
@@ -198,7 +198,7 @@ class ServerConnection:
         self.tools = tools if self.apps else {n: replace(t, resource_uri=None) for n, t in tools.items()}
 
     async def _read_template(self, client: Client, uri: str, entry: dict[str, Any] | None) -> Template | TemplateError:
-        return await read_template(client, self.name, uri, entry, self.limits, self._prepare, self._describe_failure)
+        return await read_template(client, self.name, uri, entry, self.limits, self.prepare, self._describe_failure)
 
     async def _load_templates(self, client: Client, only: set[str] | None) -> None:
         uris = {t.resource_uri for t in self.tools.values() if t.resource_uri}

@@ -1,33 +1,80 @@
-"""All configured servers, started together, watched together."""
+"""All configured servers, started together, watched together.
+
+An HTTP server whose calls must run as the signed-in person gets a connection per person
+(`personal`), opened with the headers the embedding app's `server_headers` hook gives;
+the others are shared by everyone.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..config.servers import ServerSpec
 from ..errors import ServerUnavailable
 from ..settings import Limits
+from ..values.identity import Identity
 from ..values.templates import Template
 from ..values.tools import ToolEntry
 from .connection import ServerConnection, TemplateHook
 
 Listener = Callable[[], None]
+# (person, server name) -> the headers that server's requests carry for that person, or None: shared.
+ServerHeaders = Callable[[Identity, str], Mapping[str, str] | None]
 
 
 class ServerManager:
     def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None,
-                 apps: Callable[[ServerSpec], bool] = lambda spec: True) -> None:
+                 apps: Callable[[ServerSpec], bool] = lambda spec: True,
+                 server_headers: ServerHeaders | None = None) -> None:
         self.limits = limits
         self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template, apps(s))
                             for s in specs}
+        self.server_headers = server_headers
         self._listeners: set[Listener] = set()
         self._tasks: list[asyncio.Task[None]] = []
+        # (tenant, user, server) -> that person's connection and the task running it
+        self._personal: dict[tuple[str, str, str], tuple[ServerConnection, asyncio.Task[None] | None]] = {}
+        self._started = False
 
     def start(self) -> None:
+        self._started = True
         for conn in self.connections.values():
-            self._tasks.append(asyncio.create_task(conn.run(), name=f"server:{conn.name}"))
+            self._run(conn)
+
+    def _run(self, conn: ServerConnection) -> asyncio.Task[None]:
+        task = asyncio.create_task(conn.run(), name=f"server:{conn.name}")
+        self._tasks.append(task)
+        return task
+
+    def personal(self, identity: Identity) -> ServerManager:
+        """The servers as ``identity`` reaches them: their own connection where `server_headers` gives headers."""
+        if self.server_headers is None:
+            return self
+        view = copy.copy(self)
+        view.connections = {name: self._personal_connection(identity, conn) for name, conn in self.connections.items()}
+        return view
+
+    def _personal_connection(self, identity: Identity, shared: ServerConnection) -> ServerConnection:
+        assert self.server_headers is not None
+        if not shared.spec.url:
+            return shared  # a stdio server has no request headers to carry a person
+        headers = self.server_headers(identity, shared.name)
+        if headers is None:
+            return shared
+        key = (*identity.key, shared.name)
+        spec = replace(shared.spec, headers={**shared.spec.headers, **headers})
+        known = self._personal.get(key)
+        if known is not None and known[0].spec == spec:
+            return known[0]
+        if known is not None and known[1] is not None:  # the person's headers changed (a fresh token)
+            known[1].cancel()
+        conn = ServerConnection(spec, self.limits, self._changed, shared.prepare, shared.apps)
+        self._personal[key] = (conn, self._run(conn) if self._started else None)
+        return conn
 
     async def stop(self) -> None:
         for task in self._tasks:

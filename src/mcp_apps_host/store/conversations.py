@@ -151,7 +151,12 @@ class OwnConversations:
 
     def item(self, conversation_id: str, item_id: int) -> Item | None:
         """One item of one of this person's conversations."""
-        return next((i for i in self.items(conversation_id) if i.id == item_id), None)
+        if self.get(conversation_id) is None:
+            return None
+        t = conversation_items
+        with self.repo.engine.connect() as db:
+            row = db.execute(select(t).where(t.c.id == item_id, t.c.conversation == conversation_id)).first()
+        return Item(row.id, row.kind, row.ts, row.data) if row else None
 
     def save_template(self, sha256: str, server: str, uri: str, html: str, meta: dict[str, Any]) -> None:
         self.repo.save_template(sha256, server, uri, html, meta)

@@ -26,6 +26,7 @@ from ..errors import ConfigError
 from ..host.build import build_host
 from ..host.core import Host
 from ..host.sandbox import Sandbox
+from ..servers.manager import ServerHeaders
 from .access import Access, is_loopback
 from .app import APP_SIGN_IN, Gate, HostOrSandbox, console_gate, host_app, origin_checks
 from .middleware import IdentityBackend, IdentityFn
@@ -81,14 +82,17 @@ class HostApp:
         await self._app(scope, receive, send)
 
 
-def create_app(config: HostConfig | Mapping[str, Any], *, identity: IdentityFn | None = None) -> HostApp:
+def create_app(config: HostConfig | Mapping[str, Any], *, identity: IdentityFn | None = None,
+               server_headers: ServerHeaders | None = None) -> HostApp:
     """One ASGI app: the host page, its API and WebSocket, and the sandbox proxy.
 
     ``config``: a :class:`HostConfig`, or a dict in the config file's shape. Its ``origin`` is
     where people open the page (required); views render only with ``apps.enabled`` and a
     server's ``"apps": true``. ``identity``: an async callable taking the request or WebSocket
     and returning :class:`Identity` or None (refused); without it, a console token is made
-    (``app.access.token``) and the page opens at ``ORIGIN/PREFIX/?token=…``.
+    (``app.access.token``) and the page opens at ``ORIGIN/PREFIX/?token=…``. ``server_headers``:
+    ``(identity, server) -> headers | None`` for HTTP servers whose calls must run as the signed-in
+    person (each such person gets their own connection); None shares the server's connection.
     """
     if not isinstance(config, HostConfig):
         config = HostConfig.from_dict(config, "create_app config")
@@ -96,5 +100,5 @@ def create_app(config: HostConfig | Mapping[str, Any], *, identity: IdentityFn |
         raise ConfigError("create_app: config.origin is required: the origin people open the host page on, "
                           "e.g. 'https://console.example.com' (it is never taken from a request's headers)")
     origin = config.origin
-    host = build_host(config, host_origin=origin, sandbox=_sandbox_for(config, origin))
+    host = build_host(config, host_origin=origin, sandbox=_sandbox_for(config, origin), server_headers=server_headers)
     return HostApp(host, _gate(origin, identity))
