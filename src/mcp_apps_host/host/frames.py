@@ -174,6 +174,14 @@ def parse_page_frame(data: Any) -> PageFrame:
 # ---- host → page ---------------------------------------------------------------------------------
 
 
+class Welcome(Frame):
+    """The first frame of a connection: which host, and which of its worker processes, the tab talks to."""
+
+    type: Literal["welcome"] = "welcome"
+    version: str
+    worker: int  # the process id; a reconnecting tab may land on another worker
+
+
 class Servers(Frame):
     """The whole server list, sent on connect and on every change. Tools whose visibility lacks
     "model" are never listed."""
@@ -435,8 +443,8 @@ class Conversations(Frame):
     items: list[dict[str, Any]]  # [{id, title, updated}]
 
 
-HostFrame = (Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone | CallStarted
-             | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame | ViewSize | ViewLog
+HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
+             | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame | ViewSize | ViewLog
              | ViewRemove | ViewContext | ViewDisplayMode | Consent | ConsentDismiss | OpenLink | ViewHeld | Download
              | HostTheme | ConversationReset | Conversations)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from ..errors import InvalidFrame
 from ..servers.connection import ProgressFn
 from ..values.content import content_text
+from ..version import __version__
 from ..views.context import HostEnvironment
 from ..views.effects import ModelContextUpdated, PostChatMessage
 from ..views.theme import host_styles
@@ -100,6 +102,7 @@ class Tab:
             self.page.notice(f"The host could not handle that ({frame.type}); see the host's log.", "error")
 
     async def _hello(self, hello: f.Hello) -> None:
+        self.page.send(f.Welcome(version=__version__, worker=os.getpid()))
         env = self.env
         env.theme = hello.theme or "light"
         env.locale = hello.locale or env.locale

@@ -76,6 +76,7 @@ function conversationReset(msg) {
 }
 
 const routes = {
+  welcome: (msg) => { document.documentElement.dataset.worker = String(msg.worker); },
   servers: renderServers,
   notice,
   "chat-message": chatMessage,
