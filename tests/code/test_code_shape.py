@@ -18,7 +18,7 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("command", [
     pytest.param(["lint-imports"], id="import-contracts"),
-    pytest.param(["ruff", "check", "src", "tests", "bench"], id="ruff"),
+    pytest.param(["ruff", "check", "src", "tests", "bench", "examples"], id="ruff"),
     pytest.param(["mypy"], id="mypy-strict"),
 ])
 def test_tool_passes(command: list[str]):

@@ -3,7 +3,6 @@ views are off unless enabled and opted in, a view's handle works only for the pe
 
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator

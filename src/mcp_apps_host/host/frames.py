@@ -444,9 +444,9 @@ class Conversations(Frame):
 
 
 HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
-             | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame | ViewSize | ViewLog
-             | ViewRemove | ViewContext | ViewDisplayMode | Consent | ConsentDismiss | OpenLink | ViewHeld | Download
-             | HostTheme | ConversationReset | Conversations)
+             | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame
+             | ViewSize | ViewLog | ViewRemove | ViewContext | ViewDisplayMode | Consent | ConsentDismiss | OpenLink
+             | ViewHeld | Download | HostTheme | ConversationReset | Conversations)
 
 
 # ---- the tables in docs/bridge.md -----------------------------------------------------------------
