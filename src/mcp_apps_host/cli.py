@@ -201,6 +201,7 @@ def _listen(address: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((address, port))
+        sock.listen(2048)  # connections wait in the backlog until a worker takes them
     except OSError:
         sock.close()
         raise

@@ -181,7 +181,7 @@ class HostLauncher:
             cmd += ["--server", f"{name}={spec}"]
         if config is not None:
             cmd += ["--config", os.fspath(config)]
-        cmd += list(extra_args)
+        cmd += [arg.replace("{port}", str(port)) for arg in extra_args]  # "{port}": the console's port
 
         log_path = workdir / "host.log"
         with open(log_path, "wb") as log:

@@ -1,0 +1,221 @@
+"""The host as a team deploys it: embedded behind its own sign-in, one listener, several workers
+on PostgreSQL — in a real browser, with real processes that are killed for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from harness import (
+    attach_console,
+    call_tool,
+    free_port,
+    kill_group,
+    tail,
+    view_frame,
+    wait_servers,
+    wait_view,
+)
+from playwright.sync_api import Browser, Page
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "servers.py"
+EXAMPLE = REPO / "examples" / "embed_fastapi.py"
+
+
+def cmd(kind: str) -> str:
+    return shlex.join([sys.executable, str(FIXTURES), kind])
+
+
+def check(frame, name: str, timeout: float = 20_000) -> str:
+    item = frame.locator(f'[data-check="{name}"]')
+    item.wait_for(timeout=timeout)
+    return item.inner_text()
+
+
+def open_page(browser: Browser, url: str) -> Page:
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    attach_console(page)
+    page.goto(url)
+    return page
+
+
+# ---- the embed example: two people, each with their own -------------------------------------------
+
+
+@pytest.fixture
+def example(postgres, tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"rec": {"command": sys.executable, "args": [str(FIXTURES), "rec"],
+                                                          "apps": True}}}))
+    log = tmp_path / "example.log"
+    env = dict(os.environ, EMBED_PORT=str(port), EMBED_DATABASE=postgres.database(), EMBED_CONFIG=str(config),
+               PYTHONUNBUFFERED="1")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, str(EXAMPLE), "--workers", "2"], stdout=out, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/", timeout=2).close()
+                break
+            except OSError as exc:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"the example did not start:\n{tail(log.read_text(errors='replace'))}") \
+                        from exc
+                time.sleep(0.3)
+        yield base
+    finally:
+        kill_group(proc)
+
+
+def sign_in(browser: Browser, base: str, user: str) -> Page:
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    attach_console(page)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            page.goto(f"{base}/login?user={user}")
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    page.locator("[data-testid=open-apps]").click()
+    page.locator("[data-testid=chat-input]").wait_for(state="visible", timeout=30_000)
+    deadline = time.monotonic() + 60
+    while {s["status"] for s in page.request.get(f"{base}/apps/api/servers").json()["servers"]} != {"ready"}:
+        assert time.monotonic() < deadline, "the example's servers did not connect"
+        time.sleep(0.2)
+    return page
+
+
+def test_the_embed_example_keeps_each_person_to_their_own(chromium: Browser, example: str):
+    alice, bob = sign_in(chromium, example, "alice"), sign_in(chromium, example, "bob")
+    call_tool(alice, "rec", "record", {"text": "alice's secret"})
+    assert "alice's secret" in check(view_frame(wait_view(alice, "rec", "record")), "result")
+    call_tool(bob, "rec", "record", {"text": "bob's note"})
+    assert "bob's note" in check(view_frame(wait_view(bob, "rec", "record")), "result")
+    # Each sees only their own calls, conversations and audit rows.
+    assert "bob's note" not in alice.locator("main").inner_text()
+    assert "alice's secret" not in bob.locator("main").inner_text()
+    alice_ids = alice.locator("[data-testid=conversation-item]").evaluate_all("els => els.map(e => e.dataset.id)")
+    bob_ids = bob.locator("[data-testid=conversation-item]").evaluate_all("els => els.map(e => e.dataset.id)")
+    assert alice_ids and bob_ids and not set(alice_ids) & set(bob_ids)
+    for page, mine, theirs in ((alice, "alice's secret", "bob's note"), (bob, "bob's note", "alice's secret")):
+        export = page.request.get(f"{example}/apps/api/audit?format=jsonl&limit=10000").text()
+        assert mine in export and theirs not in export
+        assert '"user":"' in export and all(('"user":"%s"' % ("alice" if page is alice else "bob")) in line
+                                            for line in export.splitlines())
+    # A page of the app without a signed-in person opens nothing.
+    anonymous = chromium.new_context().new_page()
+    assert anonymous.goto(f"{example}/apps/").status == 401
+
+
+# ---- one listener: the sandbox on the console's own port, under its own host name --------------------
+
+
+def test_the_sandbox_can_share_the_consoles_port(start_host, page_for):
+    host = start_host(servers={"rec": cmd("rec")},
+                      extra_args=["--sandbox-origin", "http://{label}.sandbox.localhost:{port}"])
+    assert f"per-server sandbox origins under http://*.sandbox.localhost:{host.port}" in host.log_text()
+    page = page_for(host)
+    call_tool(page, "rec", "record", {"action": "storage", "text": "same port"})
+    frame = view_frame(wait_view(page, "rec", "record"))
+    assert check(frame, "storage") == '{"owner":"same port"}'
+    src = page.locator("[data-testid=view] iframe.proxy").get_attribute("src")
+    assert re.match(rf"http://rec-[0-9a-f]{{8}}\.sandbox\.localhost:{host.port}/proxy/", src)
+    # The host page is never served on a sandbox name, nor a proxy on the host page's name.
+    sandbox_name = src.split("/proxy/")[0].removeprefix("http://")
+    path = "/proxy/" + src.split("/proxy/")[1]
+    assert status(host.port, sandbox_name, path) == 200
+    assert status(host.port, sandbox_name, "/") == 404
+    assert status(host.port, f"127.0.0.1:{host.port}", path) == 404
+
+
+def status(port: int, host_name: str, path: str) -> int:
+    """A request to the console's port naming ``host_name`` (as a browser resolving *.localhost would)."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Host": host_name})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+# ---- several workers on PostgreSQL, one killed mid-burst -----------------------------------------------
+
+
+def worker_of(page: Page) -> int:
+    page.wait_for_function("document.documentElement.dataset.worker !== undefined", timeout=30_000)
+    return int(page.evaluate("document.documentElement.dataset.worker"))
+
+
+def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host, chromium: Browser, postgres):
+    database = postgres.database()
+    host = start_host(servers={"rec": cmd("rec")}, extra_args=["--db", database, "--workers", "2"])
+    assert "workers: 2" in host.log_text()
+    # Tabs of the same conversation until two of them talk to different workers.
+    pages = [open_page(chromium, host.url)]
+    first = pages[0]
+    wait_servers(first, host)
+    by_worker = {worker_of(first): first}
+    for _ in range(24):
+        if len(by_worker) == 2:
+            break
+        page = open_page(chromium, host.url)
+        pages.append(page)
+        by_worker.setdefault(worker_of(page), page)
+    assert len(by_worker) == 2, "every tab landed on one worker"
+    (worker_a, tab_a), (worker_b, tab_b) = by_worker.items()
+    conversation = tab_a.locator("[data-testid=conversation-item].current").get_attribute("data-id")
+    assert tab_b.locator("[data-testid=conversation-item].current").get_attribute("data-id") == conversation
+
+    # What one tab does, the other (on the other worker) sees at once: through PostgreSQL's LISTEN/NOTIFY.
+    call_tool(tab_a, "rec", "record", {"text": "seen on both workers"})
+    assert "seen on both workers" in check(view_frame(wait_view(tab_a, "rec", "record")), "result")
+    assert "seen on both workers" in check(view_frame(wait_view(tab_b, "rec", "record")), "result")
+
+    # A burst of pings from a view on worker A; worker A is killed outright part-way.
+    call_tool(tab_a, "rec", "record", {"action": "burst", "n": 3000})
+    deadline, acked = time.monotonic() + 60, 0
+    while time.monotonic() < deadline and acked < 300:
+        acked = max([int(f.title()) for f in tab_a.frames if f.title().isdigit()] or [0])
+        time.sleep(0.02)
+    assert acked >= 300, f"only {acked} pings were answered"
+    os.kill(worker_a, signal.SIGKILL)
+    acked_at_kill = max([int(f.title()) for f in tab_a.frames if f.title().isdigit()] or [acked])
+
+    # The tab reconnects (to the other worker or the one the supervisor starts again) and gets its
+    # conversation back, views included, rendered from the stored templates.
+    tab_a.locator("[data-testid=banner]").wait_for(state="visible", timeout=30_000)
+    tab_a.locator("[data-testid=banner]").wait_for(state="hidden", timeout=60_000)
+    assert tab_a.locator("[data-testid=conversation-item].current").get_attribute("data-id") == conversation
+    wait_view(tab_a, "rec", "record", timeout=60_000)
+    assert tab_a.locator("[data-testid=view]").count() >= 2
+    # Every ping the view saw answered is on record: replies leave only after the commit.
+    with psycopg.connect(database.replace("postgresql+psycopg", "postgresql")) as db:
+        pings = db.execute("SELECT COUNT(*) FROM audit_events WHERE direction='view->host' AND method='ping'"
+                           ).fetchone()[0]
+    assert pings >= acked_at_kill, (pings, acked_at_kill)
+    # The other worker's tab never lost its connection.
+    assert tab_b.locator("[data-testid=banner]").is_hidden() and worker_of(tab_b) == worker_b
+    for page in pages:
+        page.context.close()
