@@ -67,3 +67,4 @@ def test_a_database_that_cannot_be_opened_is_named_without_its_password():
         open_database("postgresql+psycopg://someone:s3cret@127.0.0.1:1/nowhere")
     text = str(caught.value)
     assert "cannot open the database" in text and "s3cret" not in text and "127.0.0.1:1/nowhere" in text
+

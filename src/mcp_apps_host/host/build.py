@@ -32,6 +32,10 @@ def build_agent(config: HostConfig) -> AgentLoop | None:
         adapter = make_adapter(config.model.spec, config.model.base_url)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+    except ImportError as exc:  # the model SDKs are extras: a deployment installs only the one it uses
+        provider = config.model.spec.split(":", 1)[0].strip().lower()
+        raise ConfigError(f"--model {config.model.spec} needs the {exc.name or provider} package: "
+                          f"pip install 'mcp-apps-host[{provider}]'") from exc
     return AgentLoop(adapter, max_steps=config.model.max_steps) if adapter is not None else None
 
 
