@@ -146,6 +146,8 @@ def test_a_views_handle_works_only_for_the_person_who_has_it(client: TestClient)
         assert not any(f["type"] == "view-post" for f in bob.seen)
         alice.send({"type": "view-message", "view": mount["view"], "message": ready})
         post = alice.until(of("view-post", view=mount["view"]))
+        record = client.app.host.stores.views.get(mount["view"])  # type: ignore[attr-defined]
+        assert record is not None and record.identity.key == ("acme", "alice") and record.tool == "record"
         assert post["message"]["method"] == "ui/notifications/sandbox-resource-ready"
         # The proxy page is served by the signed handle on its own origin only; the bare handle opens nothing.
         proxy = mount["proxyUrl"]

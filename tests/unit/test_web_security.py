@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
@@ -79,7 +81,8 @@ def test_websocket_checks_origin_and_cookie(client: TestClient):
                 ws.receive_text()
     with client.websocket_connect(WS, headers={"origin": ORIGIN}) as ws:
         ws.send_json({"type": "hello", "theme": "dark"})
-        first = ws.receive_json()
+        welcome, first = ws.receive_json(), ws.receive_json()
+        assert welcome["type"] == "welcome" and welcome["worker"] == os.getpid()
         assert first["type"] == "theme" and first["theme"] == "dark"
         ws.send_text("not json")  # dropped, the socket stays open
         ws.send_json({"type": "chat", "text": "/call"})

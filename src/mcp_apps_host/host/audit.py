@@ -18,6 +18,10 @@ class Auditor:
         self._identity = identity
         self._conversation = conversation
 
+    @property
+    def conversation(self) -> str | None:
+        return self._conversation()
+
     def __call__(self, direction: str, method: str | None, *, server: str | None = None, view: str | None = None,
                  msg_id: Any = None, decision: str | None = None, reason: str | None = None,
                  payload: Any = None) -> None:

@@ -71,7 +71,6 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
         sampling=SamplingPolicy(config.sampling),
         trust_lists=config.trust,
         agent=agent,
-        apps=config.apps,
         signer=HandleSigner(config.secret_key, round(config.limits.view_token_max_age)),
         bus=bus,
     )

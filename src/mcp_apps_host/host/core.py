@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..chat.agent import AgentLoop
-from ..config.deployment import AppsSettings
 from ..config.policies import TrustLists
 from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.csp import build_view_csp
@@ -26,7 +25,7 @@ from ..store.budgets import SamplingBudgets
 from ..store.consents import RememberedConsents
 from ..store.conversations import Conversations, OwnConversations
 from ..store.pins import TemplatePins
-from ..store.view_records import ViewInstances
+from ..store.view_records import ViewInstances, ViewRecord
 from ..values.identity import CONSOLE, Identity
 from ..values.templates import Template
 from .bus import Bus, LocalBus
@@ -37,6 +36,9 @@ from .sandbox import Sandbox
 DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
 
 CspReport = Callable[[dict[str, Any]], None]
+# What of a CSP report goes to another worker: what the view's log and the audit trail show.
+_REPORT_KEYS = frozenset({"blocked-uri", "blockedURL", "effective-directive", "effectiveDirective",
+                          "violated-directive", "document-uri", "documentURL", "disposition"})
 
 
 @dataclass
@@ -74,12 +76,12 @@ class Host:
     sampling: SamplingPolicy = field(default_factory=lambda: SamplingPolicy({}))
     trust_lists: TrustLists | None = None  # None: templates are not checked against pins
     agent: AgentLoop | None = None  # None: no model, tools are called directly
-    apps: AppsSettings = field(default_factory=lambda: AppsSettings(enabled=True, default=True))
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     signer: HandleSigner = field(default_factory=lambda: HandleSigner(None, 24 * 3600))
     bus: Bus = field(default_factory=LocalBus)
     views: dict[str, MountedView] = field(default_factory=dict)
     saved_templates: set[str] = field(default_factory=set)  # hashes already in the store
+    _records: dict[str, asyncio.Future[None]] = field(default_factory=dict)  # view records being written
     # As one person sees it (set by `for_person`):
     identity: Identity = CONSOLE
     conversations: OwnConversations | None = None
@@ -102,7 +104,8 @@ class Host:
                                 lists.allow_servers, lists.block_servers) if lists is not None else None,
         )
 
-    def register_view(self, template: Template, on_csp_report: CspReport) -> MountedView:
+    def register_view(self, template: Template, on_csp_report: CspReport, *, tool: str = "",
+                      conversation: str | None = None) -> MountedView:
         # The handle is unguessable and never reused; the token signs it to this person.
         handle = secrets.token_urlsafe(18)
         origin = self.sandbox.origin_for(template.server, template.domain)
@@ -113,10 +116,32 @@ class Host:
         token = self.signer.sign(ViewPass(handle, self.identity, origin, csp))
         view = MountedView(handle, self.identity, token, origin, csp, on_csp_report)
         self.views[handle] = view
+        self._keep(handle, ViewRecord(handle, self.identity, conversation, template.server, tool, template.sha256,
+                                      origin, csp))
         return view
 
     def unregister_view(self, handle: str) -> None:
         self.views.pop(handle, None)
+        self._keep(handle, None)
+
+    def _keep(self, handle: str, record: ViewRecord | None) -> None:
+        """Put a view on record (or its end), in order per view and off the event loop."""
+        if self.stores is None:
+            return
+        views = self.stores.views
+        before = self._records.get(handle)
+
+        async def write() -> None:
+            if before is not None:
+                await asyncio.gather(before, return_exceptions=True)
+            if record is not None:
+                await asyncio.to_thread(views.add, record)
+            else:
+                await asyncio.to_thread(views.close, handle)
+
+        task = asyncio.ensure_future(write())
+        self._records[handle] = task
+        task.add_done_callback(lambda t: self._records.pop(handle, None) if self._records.get(handle) is t else None)
 
     def proxy_url(self, handle: str) -> str:
         view = self.views[handle]
@@ -128,8 +153,9 @@ class Host:
         if mounted is not None and mounted.identity.key == view.identity.key:
             mounted.on_csp_report(report)
         else:
+            known = {k: str(v)[:500] for k, v in report.items() if k in _REPORT_KEYS}  # a bus message is small
             self.bus.publish("csp-report", {"handle": view.handle, "tenant": view.identity.tenant,
-                                            "user": view.identity.user, "report": report})
+                                            "user": view.identity.user, "report": known})
 
     def _deliver_csp_report(self, message: dict[str, Any]) -> None:
         mounted = self.views.get(str(message.get("handle")))

@@ -76,7 +76,8 @@ class Views:
 
     def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked") -> LiveView:
         host = self.host
-        mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report))
+        mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report),
+                                     tool=entry.name, conversation=self.audit.conversation)
         conn = host.servers.connections.get(entry.server)
         tools = list(conn.tools.values()) if conn else []
         allow = allow_attribute(template.permissions, host.granted_permissions)
