@@ -146,7 +146,10 @@ def test_a_views_handle_works_only_for_the_person_who_has_it(client: TestClient)
         assert not any(f["type"] == "view-post" for f in bob.seen)
         alice.send({"type": "view-message", "view": mount["view"], "message": ready})
         post = alice.until(of("view-post", view=mount["view"]))
-        record = client.app.host.stores.views.get(mount["view"])  # type: ignore[attr-defined]
+        records = client.app.host.stores.views  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 10
+        while (record := records.get(mount["view"])) is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # written off the event loop, just after the mount
         assert record is not None and record.identity.key == ("acme", "alice") and record.tool == "record"
         assert post["message"]["method"] == "ui/notifications/sandbox-resource-ready"
         # The proxy page is served by the signed handle on its own origin only; the bare handle opens nothing.
