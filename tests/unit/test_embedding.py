@@ -3,6 +3,8 @@ views are off unless enabled and opted in, a view's handle works only for the pe
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -166,3 +168,51 @@ def test_a_views_handle_works_only_for_the_person_who_has_it(client: TestClient)
     finally:
         alice.close()
         bob.close()
+
+
+def test_an_http_server_can_run_as_the_signed_in_person(tmp_path: Path):
+    """`server_headers` gives each person their own connection, carrying their credentials."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, str(FIXTURES.parent / "whoami.py"), str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tokens = {"alice": "Bearer alice-token", "bob": "Bearer bob-token"}
+    try:
+        wait_listening(port, server)
+        cfg = {**config(tmp_path), "mcpServers": {"who": {"url": f"http://127.0.0.1:{port}/mcp"},
+                                                  "shared": {"url": f"http://127.0.0.1:{port}/mcp"}}}
+        app = create_app(cfg, identity=who, server_headers=lambda person, name: (
+            {"Authorization": tokens[person.user]} if name == "who" else None))
+        with TestClient(app, base_url=ORIGIN) as client:
+            answers = {}
+            for user in ("alice", "bob"):
+                tab = Tab(client, user)
+                try:
+                    tab.send({"type": "hello"})
+                    tab.until(lambda f: f["type"] == "servers" and all(s["status"] == "ready" for s in f["servers"]))
+                    for name in ("who", "shared"):
+                        tab.send({"type": "call", "server": name, "tool": "whoami", "arguments": {}})
+                        answers[user, name] = str(tab.until(of("call-finished"))["result"])
+                finally:
+                    tab.close()
+        assert "alice-token" in answers["alice", "who"] and "bob-token" in answers["bob", "who"]
+        assert "authorization: none" in answers["alice", "shared"] and "authorization: none" in answers["bob", "shared"]
+    finally:
+        server.kill()
+        server.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        assert proc.poll() is None, "the server exited"
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}")
