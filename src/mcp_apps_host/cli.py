@@ -1,4 +1,4 @@
-"""`mcp-apps-host serve | demo`: the console."""
+"""`mcp-apps-host serve | demo | check`: the console, and the check of every view for CI."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import uvicorn
 
+from .check import command as check_command
 from .config.host import HostConfig
 from .config.servers import ServerSpec, load_config_document, parse_server_arg
 from .demo.catalog import DEMO_SERVERS
@@ -54,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--max-steps", type=int, default=None,
                        help="model steps per turn before it must stop (default 8)")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    check_command.add_parser(sub)
     return parser
 
 
@@ -72,6 +74,8 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "check":
+        return check_command.main(args)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)  # a migration is news only when it fails
     if args.port == args.sandbox_port:
