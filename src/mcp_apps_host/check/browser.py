@@ -40,6 +40,7 @@ async def launch(playwright: Any, chromium: str) -> Any:
 # image's most common colour, and draws light and dark side by side into one PNG.
 _PIXELS_JS = """
 async ({light, dark}) => {
+  const INSET = 4;
   const load = (b64) => new Promise((ok, no) => {
     const img = new Image();
     img.onload = () => ok(img);
@@ -52,14 +53,20 @@ async ({light, dark}) => {
     const g = c.getContext("2d");
     g.drawImage(img, 0, 0);
     const d = g.getImageData(0, 0, c.width, c.height).data;
+    // The frame's own border and rounded corners are the host's drawing, not the view's.
     const counts = new Map();
-    for (let i = 0; i < d.length; i += 4) {
-      const k = ((d[i] >> 3) << 10) | ((d[i + 1] >> 3) << 5) | (d[i + 2] >> 3);
-      counts.set(k, (counts.get(k) || 0) + 1);
+    let pixels = 0;
+    for (let y = INSET; y < c.height - INSET; y++) {
+      for (let x = INSET; x < c.width - INSET; x++) {
+        const i = (y * c.width + x) * 4;
+        const k = ((d[i] >> 3) << 10) | ((d[i + 1] >> 3) << 5) | (d[i + 2] >> 3);
+        counts.set(k, (counts.get(k) || 0) + 1);
+        pixels++;
+      }
     }
     let top = 0;
     for (const n of counts.values()) top = Math.max(top, n);
-    return {pixels: d.length / 4, other: d.length / 4 - top, data: d};
+    return {pixels, other: pixels - top, data: d};
   };
   const a = await load(light);
   const sa = ink(a);

@@ -6,6 +6,7 @@ with the host's decision) and says what failed in the words of the MCP Apps spec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,7 +108,8 @@ def handshake(obs: Observation, records: list[Record], result: ViewResult) -> No
         if plain:
             result.failures.append("the view sent initialize, MCP's own method, instead of ui/initialize")
         else:
-            result.failures.append("the view never sent ui/initialize: the handshake did not start")
+            result.failures.append("the view never sent ui/initialize: the handshake did not start"
+                                   + _unreachable(obs))
         return
     params = _params(inits[0])
     if "appInfo" not in params and "clientInfo" in params:
@@ -124,6 +126,17 @@ def handshake(obs: Observation, records: list[Record], result: ViewResult) -> No
                                "it receives an initialized notification)")
     else:
         result.ready_ms = max(0, round((initialized[0].ts - obs.submitted) * 1000))
+
+
+def _unreachable(obs: Observation) -> str:
+    """What the view could not load, when the browser said so (offline, a dead CDN): the likely cause."""
+    lost = [(line.url, m.group(0)) for line in obs.console
+            if (m := re.search(r"net::ERR_[A-Z_]+", line.text)) and line.url.startswith(("http:", "https:"))]
+    if not lost:
+        return ""
+    url, error = lost[0]
+    more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
+    return f" ({url} did not load: {error}{more}; is the network or that server reachable?)"
 
 
 def early_messages(_obs: Observation, records: list[Record], result: ViewResult) -> None:
@@ -231,7 +244,7 @@ def activity(obs: Observation, records: list[Record], result: ViewResult, app_on
         granted = replies.get(_key(record.msg_id))
         mode = granted.get("mode") if isinstance(granted, dict) else None
         result.notes.append(f"asked for display mode {_params(record).get('mode')!r}, got {mode!r}")
-    called = sorted({str(_params(r).get("name")) for r in _sent(records, M.TOOLS_CALL)})
+    called = sorted({str(_params(r).get("name")) for r in _sent(records, M.TOOLS_CALL) if r.payload is not None})
     only = [name for name in called if name in app_only]
     if only:
         result.notes.append("called app-only tools: " + ", ".join(only))
