@@ -123,7 +123,7 @@ def _dark_sent(records: list[Record]) -> bool:
 
 async def _final_state(view: Any, timeout: float) -> str | None:
     deadline = time.monotonic() + timeout
-    state = await view.get_attribute("data-state")
+    state: str | None = await view.get_attribute("data-state")
     while state not in FINAL_STATES and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
         state = await view.get_attribute("data-state")

@@ -6,6 +6,7 @@ with the host's decision) and says what failed in the words of the MCP Apps spec
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -261,7 +262,7 @@ def size_loop(records: list[Record], since: float, reversals_limit: int) -> str 
     heights = [h for r in _sent(records, M.SIZE_CHANGED) if r.ts >= since
                and isinstance(h := _params(r).get("height"), (int, float)) and not isinstance(h, bool)]
     turns, direction = 0, 0
-    for before, after in zip(heights, heights[1:], strict=False):
+    for before, after in itertools.pairwise(heights):
         step = (after > before) - (after < before)
         if step and direction and step != direction:
             turns += 1

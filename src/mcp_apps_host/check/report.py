@@ -57,4 +57,5 @@ def junit(results: Sequence[ViewResult]) -> bytes:
             out.append(f"screenshot: {r.screenshot}")
         ET.SubElement(case, "system-out").text = "\n".join(out)
     ET.indent(suites)
-    return ET.tostring(suites, encoding="utf-8", xml_declaration=True) + b"\n"
+    text: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+    return text + b"\n"
