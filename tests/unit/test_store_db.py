@@ -41,7 +41,8 @@ def test_sqlite_commits_survive_a_killed_host(tmp_path: Path):
 def test_a_database_from_before_migrations_is_adopted(tmp_path: Path):
     path = tmp_path / "old.db"
     old = create_engine(f"sqlite:///{path}")
-    metadata.create_all(old)  # what the first release made, without Alembic
+    # What the first release made, without Alembic (later revisions added view_states).
+    metadata.create_all(old, tables=[t for t in metadata.sorted_tables if t.name != "view_states"])
     with old.begin() as conn:
         conn.exec_driver_sql("INSERT INTO conversations VALUES ('c1', 'kept', 1.0, 1.0)")
     old.dispose()
@@ -51,7 +52,8 @@ def test_a_database_from_before_migrations_is_adopted(tmp_path: Path):
     finally:
         engine.dispose()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0002",)]
+        assert conn.execute("SELECT count(*) FROM view_states").fetchall() == [(0,)]
 
 
 def test_a_database_that_cannot_be_opened_is_named_without_its_password():
@@ -59,3 +61,18 @@ def test_a_database_that_cannot_be_opened_is_named_without_its_password():
         open_database("postgresql+psycopg://someone:s3cret@127.0.0.1:1/nowhere")
     text = str(caught.value)
     assert "cannot open the database" in text and "s3cret" not in text and "127.0.0.1:1/nowhere" in text
+
+
+def test_a_view_state_is_kept_per_instance_replaced_and_deleted_with_its_conversation(tmp_path: Path):
+    engine = open_database(f"sqlite:///{tmp_path / 'h.db'}")
+    try:
+        repo = Conversations(engine)
+        conv = repo.create()
+        repo.save_view_state("i1", conv.id, {"structuredContent": {"n": 1}})
+        repo.save_view_state("i1", conv.id, {"structuredContent": {"n": 2}})
+        assert repo.load_view_state("i1") == {"structuredContent": {"n": 2}}
+        assert repo.load_view_state("other") is None
+        repo.delete(conv.id)
+        assert repo.load_view_state("i1") is None
+    finally:
+        engine.dispose()

@@ -97,7 +97,10 @@ class ConversationService:
         if row is None:
             views.mount_failed(call_id, entry.server, entry.name, "the stored template is missing")
             return
-        live = views.mount(call_id, entry, Template.from_stored(row))
+        instance = data.get("instance") if isinstance(data.get("instance"), str) else None
+        state = await self.journal.call(self.repo.load_view_state, instance) if instance else None
+        live = views.mount(call_id, entry, Template.from_stored(row), instance=instance,
+                           widget_state=state.get("structuredContent") if state else None)
         session = live.session
         views.apply(live, session.tool_input(data.get("arguments", {})))
         status = data.get("status")

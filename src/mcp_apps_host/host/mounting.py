@@ -4,6 +4,7 @@ about a changed one, keep it for replays, then mount it."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 from ..errors import ServerUnavailable, TemplateError
@@ -47,7 +48,9 @@ class Mounting:
                 return None
         self._save(template)
         record["view"] = {"sha256": template.sha256, "uri": template.uri}
-        return self.views.mount(call_id, entry, template, trust)
+        # The view instance's id goes with the call's item: its kept state is found by it on a replay.
+        instance = record.setdefault("instance", uuid.uuid4().hex)
+        return self.views.mount(call_id, entry, template, trust, instance=instance)
 
     def _failed(self, call_id: int, entry: ToolEntry, record: dict[str, Any], reason: str) -> None:
         self.views.mount_failed(call_id, entry.server, entry.name, reason)

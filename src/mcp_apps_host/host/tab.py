@@ -136,6 +136,10 @@ class Tab:
             self.turns.say(text, source=view.server)  # the person approved it: it is their message now
 
     def model_context(self, view: LiveView, update: ModelContextUpdated) -> None:
+        journal, conversation = self.services.log.journal, self.services.log.conversation_id
+        if journal is not None and conversation is not None and view.instance is not None:
+            state = {"content": update.content, "structuredContent": update.structured_content}
+            journal.run(journal.conversations.save_view_state, view.instance, conversation, state)
         if self.turns is not None:
             self.turns.context.update(view.handle, view.server, view.session.spec.tool.name,
                                       update.content, update.structured_content)

@@ -24,6 +24,7 @@ from ..views.jsonrpc import json_text
 from ..views.session import ViewSession
 from . import frames as f
 from .audit import Auditor
+from .compat import view_html
 from .consents import Consents
 from .core import Host, MountedView
 from .page import Page
@@ -37,6 +38,7 @@ class LiveView:
     mounted: MountedView
     session: ViewSession
     call_id: int | None
+    instance: str | None = None  # the conversation's id for this view, kept with its state
     tasks: dict[Any, asyncio.Task[None]] = field(default_factory=dict)  # proxied requests by view request id
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
 
@@ -74,7 +76,8 @@ class Views:
 
     # ---- mounting ------------------------------------------------------------------------------
 
-    def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked") -> LiveView:
+    def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked",
+              instance: str | None = None, widget_state: dict[str, Any] | None = None) -> LiveView:
         host = self.host
         mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report))
         conn = host.servers.connections.get(entry.server)
@@ -83,7 +86,7 @@ class Views:
         spec = ViewSpec(
             server=entry.server,
             tool=entry,
-            html=template.html,
+            html=view_html(template),
             call_id=call_id,
             csp=template.csp.to_json(),
             permissions=granted_permissions(template.permissions, host.granted_permissions),
@@ -94,8 +97,10 @@ class Views:
             max_download_bytes=host.limits.max_download_bytes,
             decide_sampling=lambda: self._decide_sampling(entry.server),
             sampling_enabled=self._sampling_enabled(entry.server),
+            compat=template.compat,
+            widget_state=widget_state,
         )
-        view = LiveView(mounted, ViewSession(spec, self.env, host.limits), call_id)
+        view = LiveView(mounted, ViewSession(spec, self.env, host.limits), call_id, instance)
         self.live[mounted.handle] = view
         self.page.send(f.ViewMount(
             view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
 
-from .schema import conversation_items, conversations, templates
+from .schema import conversation_items, conversations, templates, view_states
 
 # "history" items are what the model saw (not shown); the others are what the page shows.
 ITEM_KINDS = ("user", "assistant", "tool-call", "view-message", "notice", "history")
@@ -77,6 +77,7 @@ class Conversations:
     def delete(self, conversation_id: str) -> bool:
         with self.engine.begin() as db:
             db.execute(delete(conversation_items).where(conversation_items.c.conversation == conversation_id))
+            db.execute(delete(view_states).where(view_states.c.conversation == conversation_id))
             done = db.execute(delete(conversations).where(conversations.c.id == conversation_id))
         return done.rowcount > 0
 
@@ -101,6 +102,22 @@ class Conversations:
         with self.engine.connect() as db:
             rows = db.execute(select(t).where(t.c.conversation == conversation_id).order_by(t.c.id)).all()
         return [Item(r.id, r.kind, r.ts, r.data) for r in rows]
+
+    # ---- view state ---------------------------------------------------------------------------
+
+    def save_view_state(self, instance: str, conversation_id: str, state: dict[str, Any]) -> None:
+        """Keep the state a view instance last reported (one row per instance, replaced each time)."""
+        with self.engine.begin() as db:
+            done = db.execute(update(view_states).where(view_states.c.instance == instance).values(
+                state=state, updated=time.time()))
+            if done.rowcount == 0:
+                db.execute(insert(view_states).values(instance=instance, conversation=conversation_id, state=state,
+                                                      updated=time.time()))
+
+    def load_view_state(self, instance: str) -> dict[str, Any] | None:
+        with self.engine.connect() as db:
+            row = db.execute(select(view_states.c.state).where(view_states.c.instance == instance)).first()
+        return dict(row.state) if row is not None and isinstance(row.state, dict) else None
 
     # ---- templates --------------------------------------------------------------------------
 

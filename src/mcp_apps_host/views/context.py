@@ -47,6 +47,8 @@ class ViewSpec:
     # sampling/createMessage: () -> (allow|ask|deny, reason); off unless the host enables it per server.
     decide_sampling: Callable[[], tuple[str, str]] = lambda: ("deny", "sampling is off")
     sampling_enabled: bool = False
+    compat: str | None = None  # "openai": the view runs the window.openai shim
+    widget_state: dict[str, Any] | None = None  # the state the view last kept, restored with it
 
 
 def host_capabilities(spec: ViewSpec) -> dict[str, Any]:
@@ -74,7 +76,7 @@ def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_m
     dims: dict[str, Any] = {"maxHeight": limits.inline_max_height}
     if env.max_width:
         dims["maxWidth"] = env.max_width
-    return {
+    context = {
         "toolInfo": tool_info,
         "theme": env.theme,
         "styles": env.styles,
@@ -88,3 +90,7 @@ def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_m
         "deviceCapabilities": {"touch": env.touch, "hover": env.hover},
         "safeAreaInsets": {"top": 0, "right": 0, "bottom": 0, "left": 0},
     }
+    if spec.compat == "openai":
+        # Only the shim reads it (as window.openai.widgetState); MCP Apps views never get the key.
+        context["openai/widgetState"] = spec.widget_state
+    return context
