@@ -15,6 +15,7 @@ class Auditor:
     def __init__(self, audit: AuditLog | None, conversation: Callable[[], str | None]) -> None:
         self._audit = audit
         self._conversation = conversation
+        self.on_view: Callable[[str], None] | None = None  # told of each event that names a view
 
     def __call__(self, direction: str, method: str | None, *, server: str | None = None, view: str | None = None,
                  msg_id: Any = None, decision: str | None = None, reason: str | None = None,
@@ -29,3 +30,6 @@ class Auditor:
                 reason=reason, payload=payload))
         except Exception:  # the audit trail must not break the protocol
             log.exception("could not queue an audit event")
+            return
+        if view is not None and self.on_view is not None:
+            self.on_view(view)

@@ -25,6 +25,7 @@ from .commands import Commands
 from .consents import Consents
 from .conversations import ConversationService
 from .core import Host
+from .inspector import Inspector
 from .journal import ConversationLog
 from .mounting import Mounting
 from .page import Page
@@ -51,6 +52,8 @@ class Tab:
         journal = conversation.journal
         self.conversations = ConversationService(self.services, journal, self.turns) if journal is not None else None
         self.commands = Commands(self.services, self.turns)
+        self.inspector = Inspector(host.audit, page, views)
+        audit.on_view = self.inspector.touched
         self._routes: dict[type, Callable[[Any], Awaitable[None] | None]] = {
             f.Hello: self._hello,
             f.Chat: lambda fr: self.commands.chat(fr.text),
@@ -60,6 +63,9 @@ class Tab:
             f.ViewMessage: lambda fr: views.message(fr.view, fr.message),
             f.ViewDisplayModeRequest: lambda fr: views.display_mode(fr.view, fr.mode),
             f.ViewClose: lambda fr: views.close(fr.view, "closed by the person"),
+            f.ViewHostContext: self._view_host_context,
+            f.InspectorOpen: lambda fr: self.inspector.open(fr.view),
+            f.InspectorClose: lambda fr: self.inspector.close(fr.view),
             f.Theme: self._theme,
             f.ConsentReply: lambda fr: consents.reply(fr.id, fr.allow, fr.remember),
             f.TrustReply: lambda fr: mounting.answer(fr.call_id, fr.accept),
@@ -110,6 +116,16 @@ class Tab:
         self.env.theme = frame.theme
         self._send_theme()
         self.services.views.context_changed(theme=self.env.theme, styles=self.env.styles)
+
+    def _view_host_context(self, frame: f.ViewHostContext) -> None:
+        changes = {k: v for k, v in (("theme", frame.theme), ("locale", frame.locale), ("time_zone", frame.time_zone),
+                                     ("container_width", frame.container_width),
+                                     ("container_height", frame.container_height), ("platform", frame.platform),
+                                     ("touch", frame.touch), ("hover", frame.hover)) if v is not None}
+        if frame.theme is not None:
+            changes["styles"] = self.env.styles  # the SDK merges top-level keys: styles go whole
+        self.services.views.override_context(frame.view, frame.display_mode, **changes)
+        self.inspector.touched(frame.view)
 
     def _send_theme(self) -> None:
         self.page.send(f.HostTheme(theme=self.env.theme, variables=self.env.styles.get("variables", {})))

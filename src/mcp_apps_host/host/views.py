@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..policy.csp import allow_attribute, granted_permissions
@@ -100,7 +100,8 @@ class Views:
             compat=template.compat,
             widget_state=widget_state,
         )
-        view = LiveView(mounted, ViewSession(spec, self.env, host.limits), call_id, instance)
+        # Each view has its own copy of the environment: the inspector may change one view's context only.
+        view = LiveView(mounted, ViewSession(spec, replace(self.env), host.limits), call_id, instance)
         self.live[mounted.handle] = view
         self.page.send(f.ViewMount(
             view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
@@ -177,6 +178,19 @@ class Views:
         view = self.live.get(handle)
         if view is not None:
             self.apply(view, view.session.set_display_mode(mode))
+
+    def override_context(self, handle: str, display_mode: str | None, **changes: Any) -> None:
+        """The inspector's controls, for one view: its host context changes live."""
+        view = self.live.get(handle)
+        if view is None:
+            return
+        if changes:
+            self.apply(view, view.session.host_context_changed(**changes))
+        if display_mode is not None:
+            self.apply(view, view.session.switch_display_mode(display_mode))
+        env = view.session.env
+        if "container_width" in changes or "container_height" in changes:
+            self.page.send(f.ViewSize(view=handle, width=env.container_width, height=env.container_height))
 
     def context_changed(self, **changes: Any) -> None:
         for view in list(self.live.values()):

@@ -108,8 +108,10 @@ class AuditFilter:
             raise ValueError(f"decision: {self.decision!r} is not one of {', '.join(sorted(DECISIONS))}")
 
     def select(self) -> Any:
-        e = audit_events
-        stmt = select(e)
+        e, p = audit_events, audit_payloads
+        # The payload's size comes along: the inspector shows it for every message.
+        stmt = select(e, p.c.size.label("payload_size")).select_from(
+            e.outerjoin(p, e.c.payload_sha256 == p.c.sha256))
         for name in ("view", "server", "conversation", "direction", "decision", "method"):
             value = getattr(self, name)
             if value is not None:
@@ -292,6 +294,7 @@ class AuditLog:
             "decision": m["decision"],
             "reason": m["reason"],
             "payload_sha256": m["payload_sha256"],
+            "payload_size": m["payload_size"],
             "payload": preview,
             "payload_truncated": preview is not None and len(preview) > self.preview_chars,
         }

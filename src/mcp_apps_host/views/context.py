@@ -26,6 +26,10 @@ class HostEnvironment:
     touch: bool = False
     hover: bool = True
     max_width: int | None = None
+    platform: str = "web"
+    # A fixed container size (the inspector's controls); None: flexible, up to the limits.
+    container_width: int | None = None
+    container_height: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,8 +77,11 @@ def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_m
     tool_info: dict[str, Any] = {"tool": tool}
     if spec.call_id is not None:
         tool_info["id"] = spec.call_id
-    dims: dict[str, Any] = {"maxHeight": limits.inline_max_height}
-    if env.max_width:
+    dims: dict[str, Any] = ({"height": env.container_height} if env.container_height
+                            else {"maxHeight": limits.inline_max_height})
+    if env.container_width:
+        dims["width"] = env.container_width
+    elif env.max_width:
         dims["maxWidth"] = env.max_width
     context = {
         "toolInfo": tool_info,
@@ -86,7 +93,7 @@ def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_m
         "locale": env.locale,
         "timeZone": env.time_zone,
         "userAgent": env.user_agent,
-        "platform": "web",
+        "platform": env.platform,
         "deviceCapabilities": {"touch": env.touch, "hover": env.hover},
         "safeAreaInsets": {"top": 0, "right": 0, "bottom": 0, "left": 0},
     }

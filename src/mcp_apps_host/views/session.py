@@ -157,6 +157,21 @@ class ViewSession:
         return [DisplayModeChanged(mode),
                 PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, {"displayMode": mode}))]
 
+    def switch_display_mode(self, mode: str) -> list[Effect]:
+        """The inspector's control: any mode the view declared in appCapabilities.availableDisplayModes."""
+        declared = self.app_capabilities.get("availableDisplayModes")
+        declared = declared if isinstance(declared, list) else []
+        if mode not in DISPLAY_MODES or self.state != ViewState.READY:
+            return []
+        if mode != "inline" and mode not in declared:
+            return [Log("warning", f"display mode {mode!r} not switched: the view did not declare it in "
+                                   f"appCapabilities.availableDisplayModes ({declared or 'none'})")]
+        if mode == self.display_mode:
+            return []
+        self.display_mode = mode
+        return [DisplayModeChanged(mode),
+                PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, {"displayMode": mode}))]
+
     def answer_later(self, request_id: RequestId) -> None:
         """The host completes this request later (:meth:`complete_request`)."""
         self._pending.add(request_id)
@@ -282,11 +297,12 @@ class ViewSession:
         for key, value in changes.items():
             setattr(self.env, key, value)
         ctx = self.host_context()
-        for key, ctx_key in (("theme", "theme"), ("styles", "styles"), ("locale", "locale"), ("time_zone", "timeZone")):
+        for key, ctx_key in (("theme", "theme"), ("styles", "styles"), ("locale", "locale"), ("time_zone", "timeZone"),
+                             ("platform", "platform"), ("touch", "deviceCapabilities"),
+                             ("hover", "deviceCapabilities"), ("max_width", "containerDimensions"),
+                             ("container_width", "containerDimensions"), ("container_height", "containerDimensions")):
             if key in changes:
                 partial[ctx_key] = ctx[ctx_key]
-        if "max_width" in changes:
-            partial["containerDimensions"] = ctx["containerDimensions"]
         if not partial or self.state != ViewState.READY:
             return []  # a view that is not ready yet gets the new values in its initialize result
         return [PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, partial))]
