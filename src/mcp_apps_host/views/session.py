@@ -213,7 +213,12 @@ class ViewSession:
             queued, self._queue = self._queue, []
             return [StateChanged(ViewState.READY), *(PostToView(m) for m in queued)]
         if method == M.SIZE_CHANGED:
-            return [size_changed(note.params, self.limits)]
+            resize = size_changed(note.params, self.limits)
+            if isinstance(resize, Resize) and (self.env.container_width or self.env.container_height):
+                # A fixed dimension is the host's to set; the view may change only a flexible one.
+                resize = Resize(None if self.env.container_width else resize.width,
+                                None if self.env.container_height else resize.height)
+            return [resize]
         if method == M.LOG_MESSAGE:
             return [log_message(note.params)]
         if method == M.CANCELLED:

@@ -5,6 +5,7 @@
 
 import { el } from "./dom.js";
 import { callSlot } from "./chat.js";
+import { attachInspector, inspectorsReset } from "./inspector.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const INITIAL_HEIGHT = 120;
@@ -103,6 +104,7 @@ export function viewMount(msg) {
     el("span", { class: "view-origin" }, el("span", { class: "server-chip" }, server), el("span", { class: "sep" }, "·"), el("code", {}, tool)),
     trustMarker(msg.trust, sha),
     el("span", { class: "spacer" }),
+    handle.startsWith("failed-") ? null : attachInspector(handle, () => container),
     modeButton,
     closeButton,
   );
@@ -267,6 +269,7 @@ export function viewsLost() {
 export function viewsReset() {
   for (const v of views.values()) if (v.iframe) v.iframe.remove();
   views.clear();
+  inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
 }
 
