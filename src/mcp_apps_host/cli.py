@@ -19,11 +19,11 @@ from .check import command as check_command
 from .config.host import HostConfig
 from .config.servers import ServerSpec, load_config_document, parse_server_arg
 from .demo.catalog import DEMO_SERVERS
-from .errors import HostError
+from .errors import ConfigError, HostError
 from .host.build import build_host
 from .host.core import Host
 from .host.sandbox import Sandbox
-from .settings import limits_from_env
+from .settings import check_settings_from_env, limits_from_env
 from .version import __version__
 from .web.access import Access, is_loopback
 from .web.app import console_app
@@ -54,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="base URL of an OpenAI-compatible (or Anthropic-compatible) endpoint")
         p.add_argument("--max-steps", type=int, default=None,
                        help="model steps per turn before it must stop (default 8)")
+        p.add_argument("--watch", action="store_true",
+                       help="restart a stdio server when its files change and re-render its open views "
+                            "(watched: the config entry's \"watch\" paths, else its script's folder)")
+        p.add_argument("--watch-path", action="append", default=[], metavar="NAME=PATH",
+                       help="with --watch: a path to watch for server NAME; repeatable")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     check_command.add_parser(sub)
     return parser
@@ -69,7 +74,23 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
     model = replace(config.model, spec=args.model or config.model.spec,
                     base_url=args.model_base_url or config.model.base_url,
                     max_steps=args.max_steps or config.model.max_steps)
-    return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url)
+    config = _with_watch_paths(config, args.watch_path)
+    return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url,
+                   watch=args.watch, watch_debounce_ms=check_settings_from_env().watch_debounce_ms)
+
+
+def _with_watch_paths(config: HostConfig, flags: list[str]) -> HostConfig:
+    """`--watch-path NAME=PATH`: more paths for a server's watch list."""
+    extra: dict[str, list[str]] = {}
+    names = {s.name for s in config.servers}
+    for text in flags:
+        name, sep, path = text.partition("=")
+        if not sep or not path.strip() or name not in names:
+            raise ConfigError(f"--watch-path {text!r}: expected NAME=PATH for a configured server "
+                              f"({', '.join(sorted(names)) or 'none'})")
+        extra.setdefault(name, []).append(path.strip())
+    return replace(config, servers=tuple(replace(s, watch=(*s.watch, *extra.get(s.name, ())))
+                                         for s in config.servers))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = config_from_args(args)
         host = build_host(config, host_origin=host_origin, sandbox=sandbox)
-    except HostError as exc:  # a person's input (a flag, the config file, the database URL) is wrong
+    except (HostError, ValueError) as exc:  # a person's input (a flag, the config file, a setting) is wrong
         print(f"mcp-apps-host: {exc}", file=sys.stderr)
         return 2
     try:
@@ -148,6 +169,10 @@ def _banner(host: Host, access: Access, config: HostConfig, args: argparse.Names
     else:
         print(f"views share one sandbox origin, {sandbox.shared_origin}: per-server origins need a loopback "
               "--host (they live under *.localhost)", flush=True)
+    for name, paths in host.watch.items():
+        print(f"watching {name}: {', '.join(paths)} (a change restarts it and re-renders its views)", flush=True)
+    if config.watch and not host.watch:
+        print("--watch: no server has a path to watch (give one with --watch-path NAME=PATH)", flush=True)
     if config.servers:
         print("servers: " + ", ".join(f"{s.name} ({s.transport}: {s.describe()})" for s in config.servers), flush=True)
     else:

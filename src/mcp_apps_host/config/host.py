@@ -33,6 +33,8 @@ class HostConfig:
     trust: TrustLists = field(default_factory=TrustLists)
     limits: Limits = field(default_factory=Limits)
     database_url: str | None = None  # a SQLAlchemy URL; None: SQLite in ~/.local/share
+    watch: bool = False  # `serve --watch`: restart a stdio server whose files change, re-render its views
+    watch_debounce_ms: int = 300
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config", **overrides: Any) -> HostConfig:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from ..chat.agent import AgentLoop
 from ..chat.models import make_adapter
 from ..config.host import HostConfig
+from ..config.servers import default_watch_paths
 from ..errors import ConfigError
 from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.review import review_html
@@ -43,6 +44,7 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox) -> Hos
     that cannot be opened or migrated.
     """
     agent = build_agent(config)
+    watch = {s.name: paths for s in config.servers if (paths := default_watch_paths(s))} if config.watch else {}
     engine = open_database(config.database_url or default_db_url())
     trust = config.trust
     return Host(
@@ -57,4 +59,6 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox) -> Hos
         trust=TemplateTrust(TemplatePins(engine), trust.allow_hashes, trust.block_hashes, trust.allow_servers,
                             trust.block_servers),
         agent=agent,
+        watch=watch,
+        watch_debounce_ms=config.watch_debounce_ms,
     )

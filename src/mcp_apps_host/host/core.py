@@ -13,6 +13,7 @@ from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.csp import build_view_csp
 from ..policy.trust import TemplateTrust
 from ..servers.manager import ServerManager
+from ..servers.watch import watch_servers
 from ..settings import Limits
 from ..store.audit import AuditLog
 from ..store.conversations import Conversations
@@ -50,6 +51,10 @@ class Host:
     agent: AgentLoop | None = None  # None: no model, tools are called directly
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     views: dict[str, MountedView] = field(default_factory=dict)
+    # `serve --watch`: the watched paths of each server; their views re-render when the server restarts.
+    watch: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    watch_debounce_ms: int = 300
+    _watcher: asyncio.Task[None] | None = None
     saved_templates: set[str] = field(default_factory=set)  # hashes already in the store
 
     def register_view(self, template: Template, on_csp_report: CspReport) -> MountedView:
@@ -71,9 +76,14 @@ class Host:
     def start(self) -> None:
         """Connect the servers (in the background; their status reaches every tab)."""
         self.servers.start()
+        if self.watch:
+            self._watcher = asyncio.create_task(watch_servers(self.servers, self.watch, self.watch_debounce_ms))
 
     async def stop(self) -> None:
         """Disconnect the servers and the model, then write what the audit trail still holds."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
         await self.servers.stop()
         if self.agent is not None:
             await self.agent.adapter.aclose()

@@ -307,7 +307,8 @@ class CallFailed(Frame):
 
 class ViewMount(Frame):
     """Draw a view's container under that call and its proxy iframe at `proxyUrl` (null when the template
-    could not be loaded: a container without a frame, and a `view-state` error follows)."""
+    could not be loaded: a container without a frame, and a `view-state` error follows). With `replaces`,
+    it takes that view's place (whose frame is removed)."""
 
     type: Literal["view-mount"] = "view-mount"
     view: str
@@ -321,6 +322,7 @@ class ViewMount(Frame):
     template_sha256: str | None = None
     trust: str | None = None  # new | trusted | allowed | changed | unchecked
     warnings: list[str] = Field(default_factory=list)  # what the static review of the template found
+    replaces: str | None = None  # a view this one takes the place of (its template changed: `serve --watch`)
 
 
 class ViewPost(Frame):

@@ -7,6 +7,7 @@ service (`TabServices`), and model turns run in `Turns`.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -74,6 +75,7 @@ class Tab:
             f.ConversationRename: lambda fr: self._with_conversations(lambda c: c.rename(fr.id, fr.title)),
             f.ConversationDelete: lambda fr: self._with_conversations(lambda c: c.delete(fr.id)),
         }
+        self._generations = {name: c.generation for name, c in host.servers.connections.items()}
         self._unsubscribe = host.servers.subscribe(self._servers_changed)
 
     @property
@@ -132,6 +134,13 @@ class Tab:
 
     def _servers_changed(self) -> None:
         self.page.send(f.Servers(servers=self.host.servers.snapshot()))
+        for name, conn in self.host.servers.connections.items():
+            if conn.generation == self._generations.get(name) or str(conn.status) != "ready":
+                continue
+            self._generations[name] = conn.generation
+            if name in self.host.watch:  # under --watch its open views follow its templates
+                for view in [v for v in self.services.views.live.values() if v.server == name]:
+                    asyncio.get_running_loop().create_task(self.services.mounting.remount(view))
 
     async def _with_conversations(self, action: Callable[[ConversationService], Awaitable[None]]) -> None:
         if self.conversations is not None:  # without a store there is one conversation, kept nowhere

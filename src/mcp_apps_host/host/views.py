@@ -77,7 +77,8 @@ class Views:
     # ---- mounting ------------------------------------------------------------------------------
 
     def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked",
-              instance: str | None = None, widget_state: dict[str, Any] | None = None) -> LiveView:
+              instance: str | None = None, widget_state: dict[str, Any] | None = None,
+              replaces: str | None = None) -> LiveView:
         host = self.host
         mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report))
         conn = host.servers.connections.get(entry.server)
@@ -107,8 +108,25 @@ class Views:
             view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
             proxy_url=host.proxy_url(mounted.handle), sandbox_origin=mounted.origin,
             prefers_border=template.prefers_border is not False, permissions=allow,
-            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings)))
+            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings), replaces=replaces))
         return view
+
+    def remount(self, old: LiveView, template: Template, trust: str) -> LiveView:
+        """The same view from a new template, in the old one's place, given what the old one was given."""
+        assert old.call_id is not None
+        state = old.session.model_context
+        new = self.mount(old.call_id, old.session.spec.tool, template, trust, instance=old.instance,
+                         widget_state=state.structured_content if state else None, replaces=old.handle)
+        old.session.fail("replaced by a new version of its template")
+        self._forget(old, remove=False)
+        session = old.session
+        if session.last_input is not None:
+            self.apply(new, new.session.tool_input(session.last_input))
+            if session.last_result is not None:
+                self.apply(new, new.session.tool_result(session.last_result))
+            elif session.last_cancelled is not None:
+                self.apply(new, new.session.tool_cancelled(session.last_cancelled))
+        return new
 
     def mount_failed(self, call_id: int, server: str, tool: str, error: str) -> None:
         """A container with no frame, so the error shows where the view would have been."""

@@ -62,6 +62,10 @@ class ViewSession:
         self._teardown_id: RequestId | None = None
         self._sent_input = False
         self._sent_result = False
+        # What the view was given, so that it can be rendered again the same way (`serve --watch`).
+        self.last_input: dict[str, Any] | None = None
+        self.last_result: dict[str, Any] | None = None
+        self.last_cancelled: str | None = None
 
     # ---- from the view -----------------------------------------------------------------
 
@@ -280,6 +284,7 @@ class ViewSession:
         if self._sent_input:
             raise IllegalTransition("tool-input is sent at most once")
         self._sent_input = True
+        self.last_input = arguments
         return self._send(rpc.notification(M.TOOL_INPUT, {"arguments": arguments}))
 
     def tool_result(self, result: dict[str, Any]) -> list[Effect]:
@@ -288,12 +293,14 @@ class ViewSession:
         if self._sent_result:
             raise IllegalTransition("tool-result or tool-cancelled was sent already")
         self._sent_result = True
+        self.last_result = result
         return self._send(rpc.notification(M.TOOL_RESULT, result))
 
     def tool_cancelled(self, reason: str) -> list[Effect]:
         if self._sent_result:
             raise IllegalTransition("tool-result or tool-cancelled was sent already")
         self._sent_result = True
+        self.last_cancelled = reason
         return self._send(rpc.notification(M.TOOL_CANCELLED, {"reason": reason}))
 
     def host_context_changed(self, **changes: Any) -> list[Effect]:

@@ -119,7 +119,15 @@ export function viewMount(msg) {
     log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline",
   };
   views.set(handle, view);
-  callSlot(msg.callId, { server, tool }).append(container);
+  const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
+  if (old) {
+    // A new version of the same view (its template changed): it takes the old one's place.
+    if (old.iframe) old.iframe.remove();
+    old.container.replaceWith(container);
+    views.delete(msg.replaces);
+  } else {
+    callSlot(msg.callId, { server, tool }).append(container);
+  }
 
   if (msg.proxyUrl === null || msg.proxyUrl === undefined) {
     // The host could not load the template; its view-state error follows.
