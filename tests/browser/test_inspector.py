@@ -30,7 +30,7 @@ def test_the_inspector_lists_filters_expands_and_copies_the_views_messages(
     host = start_host({"fx": CHECKS})
     page = page_for(host)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=host.origin)
-    view, inspector = open_inspector(page, "good")
+    _view, inspector = open_inspector(page, "good")
     rows = inspector.locator("[data-testid=inspector-record]")
     result = rows.and_(page.locator("[data-method='ui/notifications/tool-result']"))
     expect(result).to_have_count(1)

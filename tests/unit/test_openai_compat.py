@@ -37,7 +37,7 @@ def test_a_skybridge_template_is_accepted_with_its_widget_csp_border_and_domain(
 
 
 def test_a_bad_widget_csp_is_refused_with_its_name():
-    with pytest.raises(TemplateError, match="_meta.ui.csp"):
+    with pytest.raises(TemplateError, match=r"_meta\.ui\.csp"):
         parse_template("s", URI, read("text/html+skybridge", {"openai/widgetCSP": {"connect_domains": "x"}}),
                        None, 10_000)
 

@@ -488,8 +488,8 @@ class Conversations(Frame):
 
 HostFrame = (Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone | CallStarted
              | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame | ViewSize | ViewLog
-             | ViewRemove | ViewContext | ViewDisplayMode | InspectorRecords | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download
-             | HostTheme | ConversationReset | Conversations)
+             | ViewRemove | ViewContext | ViewDisplayMode | InspectorRecords | InspectorContext | Consent
+             | ConsentDismiss | OpenLink | ViewHeld | Download | HostTheme | ConversationReset | Conversations)
 
 
 # ---- the tables in docs/bridge.md -----------------------------------------------------------------

@@ -120,10 +120,10 @@ class Tab:
         self.services.views.context_changed(theme=self.env.theme, styles=self.env.styles)
 
     def _view_host_context(self, frame: f.ViewHostContext) -> None:
-        changes = {k: v for k, v in (("theme", frame.theme), ("locale", frame.locale), ("time_zone", frame.time_zone),
-                                     ("container_width", frame.container_width),
-                                     ("container_height", frame.container_height), ("platform", frame.platform),
-                                     ("touch", frame.touch), ("hover", frame.hover)) if v is not None}
+        fields = (("theme", frame.theme), ("locale", frame.locale), ("time_zone", frame.time_zone),
+                  ("container_width", frame.container_width), ("container_height", frame.container_height),
+                  ("platform", frame.platform), ("touch", frame.touch), ("hover", frame.hover))
+        changes: dict[str, Any] = {k: v for k, v in fields if v is not None}
         if frame.theme is not None:
             changes["styles"] = self.env.styles  # the SDK merges top-level keys: styles go whole
         self.services.views.override_context(frame.view, frame.display_mode, **changes)

@@ -83,7 +83,7 @@ def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_m
         dims["width"] = env.container_width
     elif env.max_width:
         dims["maxWidth"] = env.max_width
-    context = {
+    context: dict[str, Any] = {
         "toolInfo": tool_info,
         "theme": env.theme,
         "styles": env.styles,
