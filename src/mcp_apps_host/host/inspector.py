@@ -31,10 +31,10 @@ class Inspector:
         self._dirty: set[str] = set()
 
     def open(self, handle: str) -> None:
-        if handle in self.views.live or handle in self._last:
-            self._last.setdefault(handle, 0)
-            self._context.pop(handle, None)
-            self.touched(handle)
+        # A view that failed or closed is no longer live, but its records are what its author needs most.
+        self._last.setdefault(handle, 0)
+        self._context.pop(handle, None)
+        self.touched(handle)
 
     def close(self, handle: str) -> None:
         self._last.pop(handle, None)
