@@ -50,4 +50,11 @@ def test_an_edited_template_re_renders_the_open_view(start_host: HostLauncher, p
     expect(page.locator("[data-testid=view][data-server=file]")).to_have_count(2)
     latest = wait_view(page, "file", "file-view")
     expect(view_frame(latest).locator("[data-check=version]")).to_have_text("two")
-    assert "restarting it" in host.log_text() or "restarting" in host.log_text()
+    assert "view.js changed, restarting it" in host.log_text()
+    # A reload replays the conversation: both views with the template as it is now.
+    page.reload()
+    replayed = page.locator("[data-testid=view][data-server=file]")
+    expect(replayed).to_have_count(2)
+    for i in range(2):
+        wait_view(page, "file", "file-view")
+        expect(view_frame(replayed.nth(i)).locator("[data-check=version]")).to_have_text("two")

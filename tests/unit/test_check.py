@@ -64,6 +64,11 @@ def test_a_view_that_never_starts_the_handshake_says_what_did_not_load():
     assert "https://cdn.example/x.js did not load: net::ERR_NAME_NOT_RESOLVED" in result.failures[0]
 
 
+def test_an_invalid_template_is_the_whole_reason():
+    obs = observe(handle=None, state="error", error="the template is not valid: mimeType is 'text/html'")
+    assert conclude(obs, [], set(), 4).failures == ["the template is not valid: mimeType is 'text/html'"]
+
+
 def test_mcp_initialize_or_its_params_are_named():
     plain = [GOOD[0], rec(0.2, "view->host", "initialize", msg("initialize", {}, 0), 0, "refused", "method not found")]
     assert "instead of ui/initialize" in conclude(observe(), plain, set(), 4).failures[0]

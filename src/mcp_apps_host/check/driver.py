@@ -77,7 +77,7 @@ class ViewDriver:
         if obs.state == "error":
             obs.error = (await view.locator("[data-testid=view-error]").inner_text()).strip()
         if handle.startswith("failed-"):  # the template could not be loaded: no frame at all
-            obs.error = f"the template cannot be used: {obs.error or 'no reason given'}"
+            obs.error = f"the template is not valid: {obs.error or 'no reason given'}"
         else:
             obs.handle = handle
         if obs.handle is not None and obs.state == "ready":

@@ -97,7 +97,9 @@ def _params(record: Record) -> dict[str, Any]:
 def handshake(obs: Observation, records: list[Record], result: ViewResult) -> None:
     """sandbox-proxy-ready → ui/initialize (appInfo, appCapabilities) → ui/notifications/initialized."""
     if obs.handle is None:
-        result.failures.append(f"no view appeared for the call{': ' + obs.error if obs.error else ''}")
+        invalid = obs.error is not None and obs.error.startswith("the template is not valid")
+        result.failures.append(obs.error if invalid and obs.error else
+                               f"no view appeared for the call{': ' + obs.error if obs.error else ''}")
         return
     if not _sent(records, M.SANDBOX_PROXY_READY):
         result.failures.append("the sandbox proxy never sent ui/notifications/sandbox-proxy-ready, so the view's "
