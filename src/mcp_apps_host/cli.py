@@ -1,4 +1,5 @@
-"""`mcp-apps-host serve | demo`: the console, in one process or several workers."""
+"""`mcp-apps-host serve | demo | check`: the console (one process or several workers), and the
+check of every view that CI runs."""
 
 from __future__ import annotations
 
@@ -18,15 +19,16 @@ from dataclasses import dataclass, replace
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from .check import command as check_command
 from .config.deployment import AppsSettings, check_origin, check_sandbox_origin
 from .config.host import HostConfig
-from .config.servers import ServerSpec, load_config_document, parse_server_arg
+from .config.servers import ServerSpec, default_watch_paths, load_config_document, parse_server_arg
 from .demo.catalog import DEMO_SERVERS
 from .errors import ConfigError, HostError
 from .host.build import build_host
 from .host.core import Host
 from .host.sandbox import Sandbox
-from .settings import limits_from_env
+from .settings import check_settings_from_env, limits_from_env
 from .store.db import default_db_url, open_database
 from .version import __version__
 from .web.access import Access, is_loopback
@@ -67,7 +69,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="base URL of an OpenAI-compatible (or Anthropic-compatible) endpoint")
         p.add_argument("--max-steps", type=int, default=None,
                        help="model steps per turn before it must stop (default 8)")
+        p.add_argument("--watch", action="store_true",
+                       help="restart a stdio server when its files change and re-render its open views "
+                            "(watched: the config entry's \"watch\" paths, else its script's folder)")
+        p.add_argument("--watch-path", action="append", default=[], metavar="NAME=PATH",
+                       help="with --watch: a path to watch for server NAME; repeatable")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    check_command.add_parser(sub)
     return parser
 
 
@@ -82,11 +90,27 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
     model = replace(config.model, spec=args.model or config.model.spec,
                     base_url=args.model_base_url or config.model.base_url,
                     max_steps=args.max_steps or config.model.max_steps)
+    config = _with_watch_paths(config, args.watch_path)
     return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url,
+                   watch=args.watch, watch_debounce_ms=check_settings_from_env().watch_debounce_ms,
                    apps=AppsSettings(enabled=True, default=True),
                    origin=check_origin(args.origin, "--origin") if args.origin else config.origin,
                    sandbox_origin=check_sandbox_origin(args.sandbox_origin, "--sandbox-origin")
                    if args.sandbox_origin else config.sandbox_origin)
+
+
+def _with_watch_paths(config: HostConfig, flags: list[str]) -> HostConfig:
+    """`--watch-path NAME=PATH`: more paths for a server's watch list."""
+    extra: dict[str, list[str]] = {}
+    names = {s.name for s in config.servers}
+    for text in flags:
+        name, sep, path = text.partition("=")
+        if not sep or not path.strip() or name not in names:
+            raise ConfigError(f"--watch-path {text!r}: expected NAME=PATH for a configured server "
+                              f"({', '.join(sorted(names)) or 'none'})")
+        extra.setdefault(name, []).append(path.strip())
+    return replace(config, servers=tuple(replace(s, watch=(*s.watch, *extra.get(s.name, ())))
+                                         for s in config.servers))
 
 
 @dataclass(frozen=True)
@@ -132,6 +156,8 @@ def _build(console: Console, on_ready: Callable[[], None] | None = None) -> tupl
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
+    if args.command == "check":
+        return check_command.main(args)
     _logging(args.log_level)
     try:
         config = config_from_args(args)
@@ -223,6 +249,12 @@ def _banner(console: Console, args: argparse.Namespace) -> None:
               "--host (they live under *.localhost)", flush=True)
     if args.workers > 1:
         print(f"workers: {args.workers} (stdio servers are started once per worker)", flush=True)
+    watched = {s.name: paths for s in console.config.servers if (paths := default_watch_paths(s))}
+    if console.config.watch:
+        for name, paths in watched.items():
+            print(f"watching {name}: {', '.join(paths)} (a change restarts it and re-renders its views)", flush=True)
+        if not watched:
+            print("--watch: no server has a path to watch (give one with --watch-path NAME=PATH)", flush=True)
     servers = console.config.servers
     if servers:
         print("servers: " + ", ".join(f"{s.name} ({s.transport}: {s.describe()})" for s in servers), flush=True)

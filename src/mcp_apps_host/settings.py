@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -50,15 +50,51 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+@dataclass(frozen=True)
+class CheckSettings:
+    """What `mcp-apps-host check` and `serve --watch` use besides the host's limits."""
+
+    # The Chromium that `check` drives (headless); Debian's by default.
+    chromium: str = "/usr/bin/chromium"
+    # Seconds a view has in `check` for its handshake, and then again for its tool result.
+    check_timeout: float = 30.0
+    # Seconds without a ui/notifications/size-changed before `check` takes a screenshot ...
+    check_settle: float = 1.0
+    # ... but no longer than this; a view still resizing then is reported.
+    check_settle_max: float = 8.0
+    # A view whose height turns from growing to shrinking (or back) this often while it settles is in a loop.
+    size_loop_reversals: int = 4
+    # `serve --watch`: milliseconds of quiet after a file change before the server restarts.
+    watch_debounce_ms: int = 300
+
+
+def check_settings_from_env(environ: dict[str, str] | None = None) -> CheckSettings:
+    """Override any check setting with `MCP_APPS_HOST_<NAME>` (e.g. MCP_APPS_HOST_CHROMIUM=/opt/chrome/chrome)."""
+    return _from_env(CheckSettings(), environ)
+
+
 def limits_from_env(base: Limits = DEFAULT_LIMITS, environ: dict[str, str] | None = None) -> Limits:
     """Override any limit with `MCP_APPS_HOST_<NAME>` (e.g. MCP_APPS_HOST_MAX_TEMPLATE_BYTES=1000000)."""
+    return _from_env(base, environ)
+
+
+_T = TypeVar("_T", Limits, CheckSettings)
+
+
+def _from_env(base: _T, environ: dict[str, str] | None) -> _T:
     env = os.environ if environ is None else environ
     changes: dict[str, Any] = {}
-    for f in fields(Limits):
+    for f in fields(base):
         raw = env.get(f"MCP_APPS_HOST_{f.name.upper()}")
         if raw is None:
             continue
-        kind = int if isinstance(getattr(base, f.name), int) else float
+        current = getattr(base, f.name)
+        if isinstance(current, str):
+            if not raw.strip():
+                raise ValueError(f"MCP_APPS_HOST_{f.name.upper()} must not be empty")
+            changes[f.name] = raw
+            continue
+        kind = int if isinstance(current, int) else float
         try:
             value = kind(raw)
         except ValueError:

@@ -109,6 +109,10 @@ def test_each_person_sees_only_their_own_conversations_and_audit(client: TestCli
     assert lines == [] or all(e["user"] == "bob" for e in lines)
     alice_rows = client.get("/api/audit?format=json&limit=10000", headers={"x-user": "alice"}).json()["events"]
     assert any(e["method"] == "tools/call" for e in alice_rows) and all(e["user"] == "alice" for e in alice_rows)
+    secret = next(e["payload_sha256"] for e in alice_rows if e["method"] == "tools/call" and e["payload_sha256"]
+                  and "alice was here" in (e["payload"] or ""))
+    assert client.get(f"/api/audit/payload/{secret}", headers={"x-user": "alice"}).status_code == 200
+    assert client.get(f"/api/audit/payload/{secret}", headers={"x-user": "bob"}).status_code == 404
     everyone = client.get("/api/audit?format=json&limit=10000", headers={"x-user": "root"}).json()["events"]
     assert {e["user"] for e in everyone} >= {"alice"} and len(everyone) >= len(alice_rows)
 

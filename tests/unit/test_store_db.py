@@ -15,9 +15,9 @@ from mcp_apps_host.store.consents import RememberedConsents
 from mcp_apps_host.store.conversations import Conversations
 from mcp_apps_host.store.db import FIRST_REVISION, migrate, open_database
 from mcp_apps_host.store.schema import metadata
-from mcp_apps_host.values.identity import CONSOLE
+from mcp_apps_host.values.identity import CONSOLE, Identity
 
-HEAD = "0002"
+HEAD = "0003"
 
 
 def test_migrations_build_exactly_the_declared_schema(tmp_path: Path):
@@ -60,6 +60,7 @@ def test_a_database_from_before_migrations_is_adopted(tmp_path: Path):
         engine.dispose()
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
+        assert conn.execute("SELECT count(*) FROM view_states").fetchall() == [(0,)]
 
 
 def test_a_database_that_cannot_be_opened_is_named_without_its_password():
@@ -68,3 +69,19 @@ def test_a_database_that_cannot_be_opened_is_named_without_its_password():
     text = str(caught.value)
     assert "cannot open the database" in text and "s3cret" not in text and "127.0.0.1:1/nowhere" in text
 
+
+def test_a_view_state_is_kept_per_instance_replaced_and_deleted_with_its_conversation(tmp_path: Path):
+    engine = open_database(f"sqlite:///{tmp_path / 'h.db'}")
+    try:
+        repo = Conversations(engine).bound(CONSOLE)
+        conv = repo.create()
+        repo.save_view_state("i1", conv.id, {"structuredContent": {"n": 1}})
+        repo.save_view_state("i1", conv.id, {"structuredContent": {"n": 2}})
+        assert repo.load_view_state("i1") == {"structuredContent": {"n": 2}}
+        assert repo.load_view_state("other") is None
+        # Someone else's session cannot read it.
+        assert Conversations(engine).bound(Identity("mallory", "other")).load_view_state("i1") is None
+        repo.delete(conv.id)
+        assert repo.load_view_state("i1") is None
+    finally:
+        engine.dispose()

@@ -42,6 +42,8 @@ class HostConfig:
     sandbox_origin: str | None = None
     # Signs view handles for the sandbox origin; every worker of one deployment needs the same (None: random).
     secret_key: str | None = None
+    watch: bool = False  # `serve --watch`: restart a stdio server whose files change, re-render its views
+    watch_debounce_ms: int = 300
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config", **overrides: Any) -> HostConfig:

@@ -29,6 +29,7 @@ class ServerSpec:
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     apps: bool | None = None  # "apps": true/false in its entry: may its views render (None: not said)
+    watch: tuple[str, ...] = ()  # `serve --watch`: paths whose changes restart this (stdio) server
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -83,6 +84,28 @@ def _str_map(value: Any, where: str) -> dict[str, str]:
     return dict(value)
 
 
+def _watch_paths(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    paths = [value] if isinstance(value, str) else value
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p.strip() for p in paths):
+        raise ConfigError(f"{where} must be a path or a list of paths")
+    return tuple(paths)
+
+
+def default_watch_paths(spec: ServerSpec) -> tuple[str, ...]:
+    """What `serve --watch` watches for a stdio server that names no paths: the folder of the first file
+    on its command line (the server's script), else its working directory. Nothing for an HTTP server."""
+    if spec.watch or spec.url:
+        return spec.watch
+    base = Path(spec.cwd).expanduser() if spec.cwd else Path.cwd()
+    for arg in (*spec.args, spec.command or ""):
+        candidate = base / arg if not Path(arg).is_absolute() else Path(arg)
+        if arg and not arg.startswith("-") and candidate.is_file():
+            return (str(candidate.resolve().parent),)
+    return (str(base),) if spec.cwd else ()
+
+
 def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
         raise ConfigError(f'{source}: expected an object with "mcpServers": {{NAME: {{...}}}}')
@@ -114,7 +137,7 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
             raise ConfigError(f"{where}.cwd must be a string")
         specs.append(
             ServerSpec(name=name, command=command, args=tuple(args), env=_str_map(entry.get("env"), f"{where}.env"),
-                       cwd=cwd, apps=apps)
+                       cwd=cwd, apps=apps, watch=_watch_paths(entry.get("watch"), f"{where}.watch"))
         )
     return specs
 

@@ -17,6 +17,7 @@ class Auditor:
         self._audit = audit
         self._identity = identity
         self._conversation = conversation
+        self.on_view: Callable[[str], None] | None = None  # told of each event that names a view
 
     @property
     def conversation(self) -> str | None:
@@ -35,3 +36,6 @@ class Auditor:
                 reason=reason, payload=payload, tenant=self._identity.tenant, user_id=self._identity.user))
         except Exception:  # the audit trail must not break the protocol
             log.exception("could not queue an audit event")
+            return
+        if view is not None and self.on_view is not None:
+            self.on_view(view)

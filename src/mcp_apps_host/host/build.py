@@ -7,6 +7,7 @@ from dataclasses import replace
 from ..chat.agent import AgentLoop
 from ..chat.models import make_adapter
 from ..config.host import HostConfig
+from ..config.servers import default_watch_paths
 from ..errors import ConfigError
 from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.review import review_html
@@ -55,6 +56,7 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
         raise ConfigError(f"the sandbox origin {sandbox.template} would include the host page's own origin "
                           f"{host_origin}: views must never run on the host page's origin")
     agent = build_agent(config)
+    watch = {s.name: paths for s in config.servers if (paths := default_watch_paths(s))} if config.watch else {}
     url = config.database_url or default_db_url()
     engine = open_database(url)
     stores = Stores(Conversations(engine), RememberedConsents(engine), TemplatePins(engine), SamplingBudgets(engine),
@@ -73,4 +75,6 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
         agent=agent,
         signer=HandleSigner(config.secret_key, round(config.limits.view_token_max_age)),
         bus=bus,
+        watch=watch,
+        watch_debounce_ms=config.watch_debounce_ms,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..chat.markdown import render_markdown
+from ..errors import ServerUnavailable, TemplateError
 from ..store.conversations import Item
 from ..values.content import error_result
 from ..values.templates import Template
@@ -86,6 +87,15 @@ class ConversationService:
         elif item.kind == "tool-call":
             await self._replay_call(data)
 
+    async def _current(self, server: str, stored: Template) -> Template:
+        """Under `serve --watch` a replayed view gets its server's template as it is now, not the stored one."""
+        if server not in self.tab.host.watch:
+            return stored
+        try:
+            return await self.tab.host.servers.template(server, stored.uri)
+        except (TemplateError, ServerUnavailable):
+            return stored
+
     async def _replay_call(self, data: dict[str, Any]) -> None:
         call_id = self.tab.calls.new_id()
         CallCard(self.tab.page, call_id).replay(data)
@@ -98,7 +108,11 @@ class ConversationService:
         if row is None:
             views.mount_failed(call_id, entry.server, entry.name, "the stored template is missing")
             return
-        live = views.mount(call_id, entry, Template.from_stored(row))
+        instance = data.get("instance") if isinstance(data.get("instance"), str) else None
+        state = await self.journal.call(self.repo.load_view_state, instance) if instance else None
+        live = views.mount(call_id, entry, await self._current(entry.server, Template.from_stored(row)),
+                           instance=instance,
+                           widget_state=state.get("structuredContent") if state else None)
         session = live.session
         views.apply(live, session.tool_input(data.get("arguments", {})))
         status = data.get("status")

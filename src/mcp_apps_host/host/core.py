@@ -19,6 +19,7 @@ from ..policy.consent import ConsentPolicy, SamplingPolicy
 from ..policy.csp import build_view_csp
 from ..policy.trust import TemplateTrust
 from ..servers.manager import ServerManager
+from ..servers.watch import watch_servers
 from ..settings import Limits
 from ..store.audit import AuditLog
 from ..store.budgets import SamplingBudgets
@@ -47,6 +48,7 @@ class MountedView:
 
     handle: str
     identity: Identity
+    template: Template
     token: str  # the signed handle the proxy page and the CSP reports are addressed by
     origin: str  # the sandbox origin this view runs on
     csp_header: str
@@ -80,6 +82,10 @@ class Host:
     signer: HandleSigner = field(default_factory=lambda: HandleSigner(None, 24 * 3600))
     bus: Bus = field(default_factory=LocalBus)
     views: dict[str, MountedView] = field(default_factory=dict)
+    # `serve --watch`: the watched paths of each server; their views re-render when the server restarts.
+    watch: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    watch_debounce_ms: int = 300
+    _watcher: asyncio.Task[None] | None = None
     saved_templates: set[str] = field(default_factory=set)  # hashes already in the store
     _records: dict[str, asyncio.Future[None]] = field(default_factory=dict)  # view records being written
     # As one person sees it (set by `for_person`):
@@ -114,7 +120,7 @@ class Host:
         csp = (build_view_csp(template.csp, report_uri=f"{self.base_path}/csp-report/{reports}")
                + f"; frame-ancestors {self.host_origin}")
         token = self.signer.sign(ViewPass(handle, self.identity, origin, csp))
-        view = MountedView(handle, self.identity, token, origin, csp, on_csp_report)
+        view = MountedView(handle, self.identity, template, token, origin, csp, on_csp_report)
         self.views[handle] = view
         self._keep(handle, ViewRecord(handle, self.identity, conversation, template.server, tool, template.sha256,
                                       origin, csp))
@@ -168,9 +174,14 @@ class Host:
         await self.bus.start()
         self.bus.subscribe("csp-report", self._deliver_csp_report)
         self.servers.start()
+        if self.watch:
+            self._watcher = asyncio.create_task(watch_servers(self.servers, self.watch, self.watch_debounce_ms))
 
     async def stop(self) -> None:
         """Disconnect the servers and the model, then write what the audit trail still holds."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
         await self.servers.stop()
         await self.bus.stop()
         if self.agent is not None:

@@ -101,6 +101,37 @@ class ViewClose(Frame):
     view: _Name
 
 
+class ViewHostContext(Frame):
+    """The inspector's controls: change this view's host context live (each field set is sent to the view
+    in `ui/notifications/host-context-changed`; a display mode only if the view declared it)."""
+
+    type: Literal["view-host-context"]
+    view: _Name
+    theme: Literal["light", "dark"] | None = None
+    locale: _Short | None = None
+    time_zone: _Short | None = None
+    display_mode: Literal["inline", "fullscreen", "pip"] | None = None
+    container_width: Annotated[int, Field(gt=0, le=10_000)] | None = None
+    container_height: Annotated[int, Field(gt=0, le=10_000)] | None = None
+    platform: Literal["web", "desktop", "mobile"] | None = None
+    touch: bool | None = None
+    hover: bool | None = None
+
+
+class InspectorOpen(Frame):
+    """The person opened a view's inspector: send its records so far, then each new one, and its host context."""
+
+    type: Literal["inspector-open"]
+    view: _Name
+
+
+class InspectorClose(Frame):
+    """The inspector was closed: stop sending its records."""
+
+    type: Literal["inspector-close"]
+    view: _Name
+
+
 class Theme(Frame):
     """The person toggled light/dark."""
 
@@ -153,7 +184,8 @@ class ConversationDelete(Frame):
     id: _Name
 
 
-PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewClose | Theme
+PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewClose | ViewHostContext
+             | InspectorOpen | InspectorClose | Theme
              | ConsentReply | TrustReply | ConversationNew | ConversationOpen | ConversationRename
              | ConversationDelete)
 _PAGE_FRAMES: TypeAdapter[PageFrame] = TypeAdapter(Annotated[PageFrame, Field(discriminator="type")])
@@ -283,7 +315,8 @@ class CallFailed(Frame):
 
 class ViewMount(Frame):
     """Draw a view's container under that call and its proxy iframe at `proxyUrl` (null when the template
-    could not be loaded: a container without a frame, and a `view-state` error follows)."""
+    could not be loaded: a container without a frame, and a `view-state` error follows). With `replaces`,
+    it takes that view's place (whose frame is removed)."""
 
     type: Literal["view-mount"] = "view-mount"
     view: str
@@ -297,6 +330,7 @@ class ViewMount(Frame):
     template_sha256: str | None = None
     trust: str | None = None  # new | trusted | allowed | changed | unchecked
     warnings: list[str] = Field(default_factory=list)  # what the static review of the template found
+    replaces: str | None = None  # a view this one takes the place of (its template changed: `serve --watch`)
 
 
 class ViewPost(Frame):
@@ -355,6 +389,23 @@ class ViewDisplayMode(Frame):
     type: Literal["view-display-mode"] = "view-display-mode"
     view: str
     mode: str
+
+
+class InspectorRecords(Frame):
+    """New audit records of an inspected view, oldest first: the same rows as `GET /api/audit` (`seq`, `ts`,
+    `direction`, `method`, `id`, `decision`, `reason`, `payload` preview, `payload_sha256`, `payload_size`)."""
+
+    type: Literal["inspector-records"] = "inspector-records"
+    view: str
+    records: list[dict[str, Any]]
+
+
+class InspectorContext(Frame):
+    """The host context an inspected view has now (as its `ui/initialize` result would carry it)."""
+
+    type: Literal["inspector-context"] = "inspector-context"
+    view: str
+    context: dict[str, Any]
 
 
 class Consent(Frame):
@@ -445,8 +496,9 @@ class Conversations(Frame):
 
 HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
              | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame
-             | ViewSize | ViewLog | ViewRemove | ViewContext | ViewDisplayMode | Consent | ConsentDismiss | OpenLink
-             | ViewHeld | Download | HostTheme | ConversationReset | Conversations)
+             | ViewSize | ViewLog | ViewRemove | ViewContext | ViewDisplayMode | InspectorRecords | InspectorContext
+             | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | HostTheme | ConversationReset
+             | Conversations)
 
 
 # ---- the tables in docs/bridge.md -----------------------------------------------------------------

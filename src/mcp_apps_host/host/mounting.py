@@ -4,6 +4,7 @@ about a changed one, keep it for replays, then mount it."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 from ..errors import ServerUnavailable, TemplateError
@@ -42,12 +43,16 @@ class Mounting:
             if verdict.status == "blocked":
                 self._failed(call_id, entry, record, verdict.reason)
                 return None
-            if not verdict.render and not await self._ask(call_id, entry, verdict):
+            if not verdict.render and entry.server in self.host.watch:
+                trust = await self._accept_watched(entry, verdict)
+            elif not verdict.render and not await self._ask(call_id, entry, verdict):
                 self._failed(call_id, entry, record, "the person did not accept the changed template")
                 return None
         self._save(template)
         record["view"] = {"sha256": template.sha256, "uri": template.uri}
-        return self.views.mount(call_id, entry, template, trust)
+        # The view instance's id goes with the call's item: its kept state is found by it on a replay.
+        instance = record.setdefault("instance", uuid.uuid4().hex)
+        return self.views.mount(call_id, entry, template, trust, instance=instance)
 
     def _failed(self, call_id: int, entry: ToolEntry, record: dict[str, Any], reason: str) -> None:
         self.views.mount_failed(call_id, entry.server, entry.name, reason)
@@ -70,6 +75,36 @@ class Mounting:
             await asyncio.to_thread(self.host.trust.accept, entry.server, str(entry.resource_uri), verdict.sha256,
                                     verdict.size)
         return accepted
+
+    async def _accept_watched(self, entry: ToolEntry, verdict: TrustVerdict) -> str:
+        """Under `serve --watch` the person is editing this server: its new template is theirs."""
+        assert self.host.trust is not None
+        await asyncio.to_thread(self.host.trust.accept, entry.server, str(entry.resource_uri), verdict.sha256,
+                                verdict.size)
+        self.audit("server->host", "template-changed", server=entry.server, decision="consented",
+                   reason="the server's watched files changed (serve --watch)")
+        return "changed"
+
+    async def remount(self, view: LiveView) -> LiveView | None:
+        """Render an open view again from its server's current template, with its last input and result
+        (`serve --watch`); None when the template is the same or cannot be used."""
+        entry = view.session.spec.tool
+        if not entry.resource_uri:
+            return None
+        try:
+            template = await self.host.servers.template(entry.server, entry.resource_uri)
+        except (TemplateError, ServerUnavailable):
+            return None
+        if template.sha256 == view.mounted.template.sha256 or view.handle not in self.views.live:
+            return None
+        trust = "unchecked"
+        if self.host.trust is not None:
+            verdict = await asyncio.to_thread(self.host.trust.check, template)
+            if verdict.status == "blocked":
+                return None
+            trust = verdict.status if verdict.render else await self._accept_watched(entry, verdict)
+        self._save(template)
+        return self.views.remount(view, template, trust)
 
     def answer(self, call_id: int, accept: bool) -> None:
         held = self._held.pop(call_id, None)

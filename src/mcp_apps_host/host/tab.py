@@ -29,6 +29,7 @@ from .commands import Commands
 from .consents import Consents
 from .conversations import ConversationService
 from .core import Host
+from .inspector import Inspector
 from .journal import ConversationLog
 from .mounting import Mounting
 from .page import Page
@@ -58,6 +59,8 @@ class Tab:
         journal = conversation.journal
         self.conversations = ConversationService(self.services, journal, self.turns) if journal is not None else None
         self.commands = Commands(self.services, self.turns)
+        self.inspector = Inspector(host.audit, page, views)
+        audit.on_view = self.inspector.touched
         self._routes: dict[type, Callable[[Any], Awaitable[None] | None]] = {
             f.Hello: self._hello,
             f.Chat: lambda fr: self.commands.chat(fr.text),
@@ -67,6 +70,9 @@ class Tab:
             f.ViewMessage: lambda fr: views.message(fr.view, fr.message),
             f.ViewDisplayModeRequest: lambda fr: views.display_mode(fr.view, fr.mode),
             f.ViewClose: lambda fr: views.close(fr.view, "closed by the person"),
+            f.ViewHostContext: self._view_host_context,
+            f.InspectorOpen: lambda fr: self.inspector.open(fr.view),
+            f.InspectorClose: lambda fr: self.inspector.close(fr.view),
             f.Theme: self._theme,
             f.ConsentReply: lambda fr: consents.reply(fr.id, fr.allow, fr.remember),
             f.TrustReply: lambda fr: mounting.answer(fr.call_id, fr.accept),
@@ -75,6 +81,7 @@ class Tab:
             f.ConversationRename: lambda fr: self._with_conversations(lambda c: c.rename(fr.id, fr.title)),
             f.ConversationDelete: lambda fr: self._with_conversations(lambda c: c.delete(fr.id)),
         }
+        self._generations = {name: c.generation for name, c in host.servers.connections.items()}
         self._unsubscribe = host.servers.subscribe(self._servers_changed)
         self._unlisten = host.bus.subscribe("conversation", self._heard)
 
@@ -120,11 +127,28 @@ class Tab:
         self._send_theme()
         self.services.views.context_changed(theme=self.env.theme, styles=self.env.styles)
 
+    def _view_host_context(self, frame: f.ViewHostContext) -> None:
+        fields = (("theme", frame.theme), ("locale", frame.locale), ("time_zone", frame.time_zone),
+                  ("container_width", frame.container_width), ("container_height", frame.container_height),
+                  ("platform", frame.platform), ("touch", frame.touch), ("hover", frame.hover))
+        changes: dict[str, Any] = {k: v for k, v in fields if v is not None}
+        if frame.theme is not None:
+            changes["styles"] = self.env.styles  # the SDK merges top-level keys: styles go whole
+        self.services.views.override_context(frame.view, frame.display_mode, **changes)
+        self.inspector.touched(frame.view)
+
     def _send_theme(self) -> None:
         self.page.send(f.HostTheme(theme=self.env.theme, variables=self.env.styles.get("variables", {})))
 
     def _servers_changed(self) -> None:
         self.page.send(f.Servers(servers=self.host.servers.snapshot()))
+        for name, conn in self.host.servers.connections.items():
+            if conn.generation == self._generations.get(name) or str(conn.status) != "ready":
+                continue
+            self._generations[name] = conn.generation
+            if name in self.host.watch:  # under --watch its open views follow its templates
+                for view in [v for v in self.services.views.live.values() if v.server == name]:
+                    asyncio.get_running_loop().create_task(self.services.mounting.remount(view))
 
     async def _with_conversations(self, action: Callable[[ConversationService], Awaitable[None]]) -> None:
         if self.conversations is not None:  # without a store there is one conversation, kept nowhere
@@ -174,6 +198,10 @@ class Tab:
             self.turns.say(text, source=view.server)  # the person approved it: it is their message now
 
     def model_context(self, view: LiveView, update: ModelContextUpdated) -> None:
+        journal, conversation = self.services.log.journal, self.services.log.conversation_id
+        if journal is not None and conversation is not None and view.instance is not None:
+            state = {"content": update.content, "structuredContent": update.structured_content}
+            journal.run(journal.conversations.save_view_state, view.instance, conversation, state)
         if self.turns is not None:
             self.turns.context.update(view.handle, view.server, view.session.spec.tool.name,
                                       update.content, update.structured_content)

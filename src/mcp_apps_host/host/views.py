@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..policy.csp import allow_attribute, granted_permissions
@@ -24,6 +24,7 @@ from ..views.jsonrpc import json_text
 from ..views.session import ViewSession
 from . import frames as f
 from .audit import Auditor
+from .compat import view_html
 from .consents import Consents
 from .core import Host, MountedView
 from .page import Page
@@ -37,6 +38,7 @@ class LiveView:
     mounted: MountedView
     session: ViewSession
     call_id: int | None
+    instance: str | None = None  # the conversation's id for this view, kept with its state
     tasks: dict[Any, asyncio.Task[None]] = field(default_factory=dict)  # proxied requests by view request id
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
 
@@ -74,7 +76,9 @@ class Views:
 
     # ---- mounting ------------------------------------------------------------------------------
 
-    def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked") -> LiveView:
+    def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked",
+              instance: str | None = None, widget_state: dict[str, Any] | None = None,
+              replaces: str | None = None) -> LiveView:
         host = self.host
         mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report),
                                      tool=entry.name, conversation=self.audit.conversation)
@@ -84,7 +88,7 @@ class Views:
         spec = ViewSpec(
             server=entry.server,
             tool=entry,
-            html=template.html,
+            html=view_html(template),
             call_id=call_id,
             csp=template.csp.to_json(),
             permissions=granted_permissions(template.permissions, host.granted_permissions),
@@ -95,15 +99,35 @@ class Views:
             max_download_bytes=host.limits.max_download_bytes,
             decide_sampling=lambda: self._decide_sampling(entry.server),
             sampling_enabled=self._sampling_enabled(entry.server),
+            compat=template.compat,
+            widget_state=widget_state,
         )
-        view = LiveView(mounted, ViewSession(spec, self.env, host.limits), call_id)
+        # Each view has its own copy of the environment: the inspector may change one view's context only.
+        view = LiveView(mounted, ViewSession(spec, replace(self.env), host.limits), call_id, instance)
         self.live[mounted.handle] = view
         self.page.send(f.ViewMount(
             view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
             proxy_url=host.proxy_url(mounted.handle), sandbox_origin=mounted.origin,
             prefers_border=template.prefers_border is not False, permissions=allow,
-            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings)))
+            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings), replaces=replaces))
         return view
+
+    def remount(self, old: LiveView, template: Template, trust: str) -> LiveView:
+        """The same view from a new template, in the old one's place, given what the old one was given."""
+        assert old.call_id is not None
+        state = old.session.model_context
+        new = self.mount(old.call_id, old.session.spec.tool, template, trust, instance=old.instance,
+                         widget_state=state.structured_content if state else None, replaces=old.handle)
+        old.session.fail("replaced by a new version of its template")
+        self._forget(old, remove=False)
+        session = old.session
+        if session.last_input is not None:
+            self.apply(new, new.session.tool_input(session.last_input))
+            if session.last_result is not None:
+                self.apply(new, new.session.tool_result(session.last_result))
+            elif session.last_cancelled is not None:
+                self.apply(new, new.session.tool_cancelled(session.last_cancelled))
+        return new
 
     def mount_failed(self, call_id: int, server: str, tool: str, error: str) -> None:
         """A container with no frame, so the error shows where the view would have been."""
@@ -173,6 +197,19 @@ class Views:
         view = self.live.get(handle)
         if view is not None:
             self.apply(view, view.session.set_display_mode(mode))
+
+    def override_context(self, handle: str, display_mode: str | None, **changes: Any) -> None:
+        """The inspector's controls, for one view: its host context changes live."""
+        view = self.live.get(handle)
+        if view is None:
+            return
+        if changes:
+            self.apply(view, view.session.host_context_changed(**changes))
+        if display_mode is not None:
+            self.apply(view, view.session.switch_display_mode(display_mode))
+        env = view.session.env
+        if "container_width" in changes or "container_height" in changes:
+            self.page.send(f.ViewSize(view=handle, width=env.container_width, height=env.container_height))
 
     def context_changed(self, **changes: Any) -> None:
         for view in list(self.live.values()):

@@ -73,6 +73,11 @@ class ServerConnection:
         self._refresh_templates: set[str] | None = None  # None: nothing; empty: all
         self._failure: str | None = None
         self._stderr = StderrCapture()
+        # Bumped whenever the tools or templates may have changed (a new connection, a refresh), so
+        # views of this server can tell their template may be stale.
+        self.generation = 0
+        self._restart: str | None = None  # why the server is being restarted now
+        self._retry_now = asyncio.Event()
 
     @property
     def name(self) -> str:
@@ -96,19 +101,40 @@ class ServerConnection:
                 self.error = self._describe_failure(exc)
                 log.warning("server %s: %s (retrying in %.0fs)", self.name, self.error, delay)
                 self._set(ServerStatus.ERROR)
-                await asyncio.sleep(delay)
+                await self._pause(delay)
                 delay = min(delay * 2, self.limits.reconnect_max_delay)
                 self.status = ServerStatus.RETRYING
                 continue
             self._client = None
+            if self._restart is not None:
+                log.info("server %s: restarting: %s", self.name, self._restart)
+                self._restart = None
+                self._retry_now.clear()
+                self.status = ServerStatus.CONNECTING
+                continue
             self.error = self._failure or "the connection ended"
             log.warning("server %s: %s (reconnecting)", self.name, self.error)
             self._set(ServerStatus.ERROR)
-            await asyncio.sleep(delay)
+            await self._pause(delay)
             self.status = ServerStatus.RETRYING
+
+    async def _pause(self, delay: float) -> None:
+        """The backoff before the next try; a restart (its files changed) cuts it short."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._retry_now.wait(), delay)
+        self._retry_now.clear()
+
+    def restart(self, reason: str) -> None:
+        """Start the server afresh now (`serve --watch`: its files changed)."""
+        self._restart = reason
+        self._retry_now.set()
+        self._fail(reason)
 
     async def _connected_session(self) -> None:
         self._failure = None
+        self._restart = None  # a restart asked for before this start is this start
+        # A template read from an earlier run of the server is never served for this one.
+        self.templates = {}
         client = Client(
             open_transport(self.spec, self.limits, self._stderr),
             mode="legacy",  # the initialize handshake every deployed server speaks
@@ -130,6 +156,7 @@ class ServerConnection:
                     await self._load_templates(client, None)
                     scope.deadline = float("inf")
                     self.error = None
+                    self.generation += 1
                     self._set(ServerStatus.READY)
                     await self._serve(client)
             finally:
@@ -153,6 +180,7 @@ class ServerConnection:
             if self._refresh_templates is not None:
                 uris, self._refresh_templates = self._refresh_templates, None
                 await self._load_templates(client, uris or None)
+                self.generation += 1
                 self._set(self.status)
             if not self._wake.is_set():
                 try:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import CspError, TemplateError
 from ..values.csp import ViewCsp
-from ..values.protocol import APP_MIME_TYPE
+from ..values.protocol import APP_MIME_TYPE, OPENAI_MIME_TYPE
 from ..values.templates import Template
 
 
@@ -23,6 +23,26 @@ def _ui_meta(item: Any) -> dict[str, Any]:
     meta = item.get("_meta") if isinstance(item, dict) else None
     ui = meta.get("ui") if isinstance(meta, dict) else None
     return ui if isinstance(ui, dict) else {}
+
+
+def _openai_meta(item: Any) -> dict[str, Any]:
+    """What an OpenAI Apps SDK template declares (`openai/widgetCSP`, …), as `_meta.ui` keys."""
+    meta = item.get("_meta") if isinstance(item, dict) else None
+    if not isinstance(meta, dict):
+        return {}
+    ui: dict[str, Any] = {}
+    csp = meta.get("openai/widgetCSP")
+    if isinstance(csp, dict):
+        ui["csp"] = {key: csp[name] for name, key in (("connect_domains", "connectDomains"),
+                                                      ("resource_domains", "resourceDomains"),
+                                                      ("frame_domains", "frameDomains")) if name in csp}
+    elif csp is not None:
+        ui["csp"] = csp  # refused below, with its name
+    if isinstance(meta.get("openai/widgetDomain"), str):
+        ui["domain"] = meta["openai/widgetDomain"]
+    if isinstance(meta.get("openai/widgetPrefersBorder"), bool):
+        ui["prefersBorder"] = meta["openai/widgetPrefersBorder"]
+    return ui
 
 
 def parse_template(
@@ -47,8 +67,9 @@ def parse_template(
     if not isinstance(item, dict):
         raise TemplateError(f"{where}: the content item is not an object")
     mime = _normalise_mime(item.get("mimeType"))
-    if mime != APP_MIME_TYPE:
-        raise TemplateError(f"{where}: mimeType is {item.get('mimeType')!r}, expected {APP_MIME_TYPE!r}")
+    if mime not in (APP_MIME_TYPE, OPENAI_MIME_TYPE):
+        raise TemplateError(f"{where}: mimeType is {item.get('mimeType')!r}, expected {APP_MIME_TYPE!r} "
+                            f"(or {OPENAI_MIME_TYPE!r} for an OpenAI Apps SDK widget)")
     if isinstance(item.get("text"), str):
         raw = item["text"].encode("utf-8")
     elif isinstance(item.get("blob"), str):
@@ -70,6 +91,9 @@ def parse_template(
     if not html.strip():
         raise TemplateError(f"{where}: the HTML is empty")
     ui = {**_ui_meta(list_entry), **_ui_meta(item)}
+    compat = "openai" if mime == OPENAI_MIME_TYPE else None
+    if compat:
+        ui = {**_openai_meta(list_entry), **_openai_meta(item), **ui}
     try:
         csp = ViewCsp.from_meta(ui.get("csp"))
     except CspError as exc:
@@ -86,4 +110,5 @@ def parse_template(
         permissions=permissions if isinstance(permissions, dict) else {},
         domain=domain if isinstance(domain, str) else None,
         prefers_border=border if isinstance(border, bool) else None,
+        compat=compat,
     )

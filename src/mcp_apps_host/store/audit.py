@@ -110,8 +110,10 @@ class AuditFilter:
             raise ValueError(f"decision: {self.decision!r} is not one of {', '.join(sorted(DECISIONS))}")
 
     def select(self) -> Any:
-        e = audit_events
-        stmt = select(e)
+        e, p = audit_events, audit_payloads
+        # The payload's size comes along: the inspector shows it for every message.
+        stmt = select(e, p.c.size.label("payload_size")).select_from(
+            e.outerjoin(p, e.c.payload_sha256 == p.c.sha256))
         for name in ("view", "server", "conversation", "tenant", "user_id", "direction", "decision", "method"):
             value = getattr(self, name)
             if value is not None:
@@ -294,6 +296,7 @@ class AuditLog:
             "decision": m["decision"],
             "reason": m["reason"],
             "payload_sha256": m["payload_sha256"],
+            "payload_size": m["payload_size"],
             "payload": preview,
             "payload_truncated": preview is not None and len(preview) > self.preview_chars,
             "tenant": m["tenant"],
@@ -325,10 +328,15 @@ class AuditLog:
                 return
             where = replace(where, after_id=rows[-1]["seq"])
 
-    def payload(self, sha256: str) -> Any:
-        """The full payload stored under this hash (KeyError if unknown)."""
+    def payload(self, sha256: str, seen_by: AuditFilter | None = None) -> Any:
+        """The full payload stored under this hash (KeyError if unknown). With ``seen_by``, only a
+        payload one of the events it matches carries: a person reads the payloads of their own rows."""
+        stmt = select(audit_payloads.c.json).where(audit_payloads.c.sha256 == sha256)
+        if seen_by is not None:
+            events = seen_by.select().where(audit_events.c.payload_sha256 == sha256).limit(1).subquery()
+            stmt = stmt.where(select(events.c.id).exists())
         with self.engine.connect() as conn:
-            text = conn.scalar(select(audit_payloads.c.json).where(audit_payloads.c.sha256 == sha256))
+            text = conn.scalar(stmt)
         if text is None:
             raise KeyError(sha256)
         return json.loads(text)

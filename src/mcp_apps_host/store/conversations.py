@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from ..values.identity import Identity
 from .owners import mine, owner_columns
-from .schema import conversation_items, conversations, templates
+from .schema import conversation_items, conversations, templates, view_states
 
 # "history" items are what the model saw (not shown); the others are what the page shows.
 ITEM_KINDS = ("user", "assistant", "tool-call", "view-message", "notice", "history")
@@ -76,6 +76,22 @@ class Conversations:
         with self.engine.connect() as db:
             rows = db.execute(select(t).where(t.c.conversation == conversation_id).order_by(t.c.id)).all()
         return [Item(r.id, r.kind, r.ts, r.data) for r in rows]
+
+    # ---- view state ---------------------------------------------------------------------------
+
+    def save_view_state(self, instance: str, conversation_id: str, state: dict[str, Any]) -> None:
+        """Keep the state a view instance last reported (one row per instance, replaced each time)."""
+        with self.engine.begin() as db:
+            done = db.execute(update(view_states).where(view_states.c.instance == instance).values(
+                state=state, updated=time.time()))
+            if done.rowcount == 0:
+                db.execute(insert(view_states).values(instance=instance, conversation=conversation_id, state=state,
+                                                      updated=time.time()))
+
+    def load_view_state(self, instance: str) -> dict[str, Any] | None:
+        with self.engine.connect() as db:
+            row = db.execute(select(view_states.c.state).where(view_states.c.instance == instance)).first()
+        return dict(row.state) if row is not None and isinstance(row.state, dict) else None
 
     # ---- templates --------------------------------------------------------------------------
 
@@ -136,6 +152,7 @@ class OwnConversations:
                                                            self._mine)).first() is None:
                 return False
             db.execute(delete(conversation_items).where(conversation_items.c.conversation == conversation_id))
+            db.execute(delete(view_states).where(view_states.c.conversation == conversation_id))
             db.execute(delete(conversations).where(conversations.c.id == conversation_id))
         return True
 
@@ -160,6 +177,17 @@ class OwnConversations:
 
     def save_template(self, sha256: str, server: str, uri: str, html: str, meta: dict[str, Any]) -> None:
         self.repo.save_template(sha256, server, uri, html, meta)
+
+    def save_view_state(self, instance: str, conversation_id: str, state: dict[str, Any]) -> None:
+        self.repo.save_view_state(instance, conversation_id, state)
+
+    def load_view_state(self, instance: str) -> dict[str, Any] | None:
+        """The state a view of one of this person's conversations last reported."""
+        with self.repo.engine.connect() as db:
+            row = db.execute(select(view_states.c.state).select_from(
+                view_states.join(conversations, view_states.c.conversation == conversations.c.id))
+                .where(view_states.c.instance == instance, self._mine)).first()
+        return dict(row.state) if row is not None and isinstance(row.state, dict) else None
 
     def load_template(self, sha256: str) -> dict[str, Any] | None:
         return self.repo.load_template(sha256)

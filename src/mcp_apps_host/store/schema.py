@@ -53,6 +53,17 @@ templates = Table(
     Column("first_seen", Float, nullable=False),
 )
 
+# The state a view last kept (its latest ui/update-model-context; an OpenAI widget's widgetState), by the
+# view instance id its tool-call item carries, so a replayed view starts where it was left.
+view_states = Table(
+    "view_states",
+    metadata,
+    Column("instance", String(64), primary_key=True),
+    Column("conversation", String(36), nullable=False, index=True),
+    Column("state", JSON, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+
 # ---- policy state -------------------------------------------------------------------------------
 
 # The person's "always allow this tool from this server" answers.

@@ -10,6 +10,8 @@ from typing import Final
 
 EXTENSION_ID: Final = "io.modelcontextprotocol/ui"
 APP_MIME_TYPE: Final = "text/html;profile=mcp-app"
+# Templates written for the OpenAI Apps SDK: rendered with the `window.openai` shim (compatibility only).
+OPENAI_MIME_TYPE: Final = "text/html+skybridge"
 PROTOCOL_VERSION: Final = "2026-01-26"  # the MCP Apps version this host speaks
 SUPPORTED_PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION,)
 

@@ -19,6 +19,7 @@ class Template:
     domain: str | None = None
     prefers_border: bool | None = None
     warnings: tuple[str, ...] = ()  # what a static review found risky (shown next to the view)
+    compat: str | None = None  # "openai": an OpenAI Apps SDK widget, run with the window.openai shim
 
     @property
     def size(self) -> int:
@@ -27,7 +28,7 @@ class Template:
     def meta(self) -> dict[str, Any]:
         """What a stored template needs besides its HTML to render again the same way."""
         return {"csp": self.csp.to_json(), "permissions": self.permissions, "domain": self.domain,
-                "prefersBorder": self.prefers_border}
+                "prefersBorder": self.prefers_border, "compat": self.compat}
 
     @classmethod
     def from_stored(cls, row: dict[str, Any]) -> Template:
@@ -35,4 +36,5 @@ class Template:
         meta = row.get("meta") or {}
         return cls(server=row["server"], uri=row["uri"], html=row["html"], sha256=row["sha256"],
                    csp=ViewCsp.from_meta(meta.get("csp")), permissions=meta.get("permissions") or {},
-                   domain=meta.get("domain"), prefers_border=meta.get("prefersBorder"))
+                   domain=meta.get("domain"), prefers_border=meta.get("prefersBorder"),
+                   compat=meta.get("compat") if meta.get("compat") == "openai" else None)

@@ -44,12 +44,13 @@ def read_tool_ui_meta(meta: Any) -> tuple[str | None, frozenset[str], tuple[str,
         return None, VISIBILITY_DEFAULT, ()
     ui = meta.get("ui")
     ui = ui if isinstance(ui, dict) else {}
-    uri = ui.get("resourceUri", meta.get("ui/resourceUri"))
+    # OpenAI Apps SDK tools name their template with openai/outputTemplate.
+    uri = ui.get("resourceUri", meta.get("ui/resourceUri", meta.get("openai/outputTemplate")))
     if uri is not None and not isinstance(uri, str):
         problems.append(f"resourceUri {uri!r} is not a string; the tool is shown without a view")
         uri = None
     # A string that is not ui:// is kept: its view then fails with an error a person can see.
-    visibility = VISIBILITY_DEFAULT
+    visibility = _openai_visibility(meta) if "visibility" not in ui else VISIBILITY_DEFAULT
     if "visibility" in ui:
         raw = ui["visibility"]
         if isinstance(raw, list) and all(v in ("model", "app") for v in raw):
@@ -58,6 +59,17 @@ def read_tool_ui_meta(meta: Any) -> tuple[str | None, frozenset[str], tuple[str,
             problems.append(f"visibility {raw!r} is not a list of 'model'/'app'; nobody may call the tool")
             visibility = frozenset()
     return uri, visibility, tuple(problems)
+
+
+def _openai_visibility(meta: dict[str, Any]) -> frozenset[str]:
+    """An OpenAI Apps SDK tool: the model sees it unless `openai/visibility` is "private"; its widget may
+    call it only with `openai/widgetAccessible: true`. A tool without openai/ keys keeps the MCP default."""
+    if not any(isinstance(k, str) and k.startswith("openai/") for k in meta):
+        return VISIBILITY_DEFAULT
+    who = set() if meta.get("openai/visibility") == "private" else {"model"}
+    if meta.get("openai/widgetAccessible") is True:
+        who.add("app")
+    return frozenset(who)
 
 
 def tool_entry(server: str, definition: dict[str, Any]) -> ToolEntry:

@@ -26,6 +26,10 @@ class HostEnvironment:
     touch: bool = False
     hover: bool = True
     max_width: int | None = None
+    platform: str = "web"
+    # A fixed container size (the inspector's controls); None: flexible, up to the limits.
+    container_width: int | None = None
+    container_height: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ class ViewSpec:
     # sampling/createMessage: () -> (allow|ask|deny, reason); off unless the host enables it per server.
     decide_sampling: Callable[[], tuple[str, str]] = lambda: ("deny", "sampling is off")
     sampling_enabled: bool = False
+    compat: str | None = None  # "openai": the view runs the window.openai shim
+    widget_state: dict[str, Any] | None = None  # the state the view last kept, restored with it
 
 
 def host_capabilities(spec: ViewSpec) -> dict[str, Any]:
@@ -71,10 +77,13 @@ def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_m
     tool_info: dict[str, Any] = {"tool": tool}
     if spec.call_id is not None:
         tool_info["id"] = spec.call_id
-    dims: dict[str, Any] = {"maxHeight": limits.inline_max_height}
-    if env.max_width:
+    dims: dict[str, Any] = ({"height": env.container_height} if env.container_height
+                            else {"maxHeight": limits.inline_max_height})
+    if env.container_width:
+        dims["width"] = env.container_width
+    elif env.max_width:
         dims["maxWidth"] = env.max_width
-    return {
+    context: dict[str, Any] = {
         "toolInfo": tool_info,
         "theme": env.theme,
         "styles": env.styles,
@@ -84,7 +93,11 @@ def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_m
         "locale": env.locale,
         "timeZone": env.time_zone,
         "userAgent": env.user_agent,
-        "platform": "web",
+        "platform": env.platform,
         "deviceCapabilities": {"touch": env.touch, "hover": env.hover},
         "safeAreaInsets": {"top": 0, "right": 0, "bottom": 0, "left": 0},
     }
+    if spec.compat == "openai":
+        # Only the shim reads it (as window.openai.widgetState); MCP Apps views never get the key.
+        context["openai/widgetState"] = spec.widget_state
+    return context

@@ -62,6 +62,10 @@ class ViewSession:
         self._teardown_id: RequestId | None = None
         self._sent_input = False
         self._sent_result = False
+        # What the view was given, so that it can be rendered again the same way (`serve --watch`).
+        self.last_input: dict[str, Any] | None = None
+        self.last_result: dict[str, Any] | None = None
+        self.last_cancelled: str | None = None
 
     # ---- from the view -----------------------------------------------------------------
 
@@ -157,6 +161,21 @@ class ViewSession:
         return [DisplayModeChanged(mode),
                 PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, {"displayMode": mode}))]
 
+    def switch_display_mode(self, mode: str) -> list[Effect]:
+        """The inspector's control: any mode the view declared in appCapabilities.availableDisplayModes."""
+        declared = self.app_capabilities.get("availableDisplayModes")
+        declared = declared if isinstance(declared, list) else []
+        if mode not in DISPLAY_MODES or self.state != ViewState.READY:
+            return []
+        if mode != "inline" and mode not in declared:
+            return [Log("warning", f"display mode {mode!r} not switched: the view did not declare it in "
+                                   f"appCapabilities.availableDisplayModes ({declared or 'none'})")]
+        if mode == self.display_mode:
+            return []
+        self.display_mode = mode
+        return [DisplayModeChanged(mode),
+                PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, {"displayMode": mode}))]
+
     def answer_later(self, request_id: RequestId) -> None:
         """The host completes this request later (:meth:`complete_request`)."""
         self._pending.add(request_id)
@@ -198,7 +217,12 @@ class ViewSession:
             queued, self._queue = self._queue, []
             return [StateChanged(ViewState.READY), *(PostToView(m) for m in queued)]
         if method == M.SIZE_CHANGED:
-            return [size_changed(note.params, self.limits)]
+            resize = size_changed(note.params, self.limits)
+            if isinstance(resize, Resize) and (self.env.container_width or self.env.container_height):
+                # A fixed dimension is the host's to set; the view may change only a flexible one.
+                resize = Resize(None if self.env.container_width else resize.width,
+                                None if self.env.container_height else resize.height)
+            return [resize]
         if method == M.LOG_MESSAGE:
             return [log_message(note.params)]
         if method == M.CANCELLED:
@@ -260,6 +284,7 @@ class ViewSession:
         if self._sent_input:
             raise IllegalTransition("tool-input is sent at most once")
         self._sent_input = True
+        self.last_input = arguments
         return self._send(rpc.notification(M.TOOL_INPUT, {"arguments": arguments}))
 
     def tool_result(self, result: dict[str, Any]) -> list[Effect]:
@@ -268,12 +293,14 @@ class ViewSession:
         if self._sent_result:
             raise IllegalTransition("tool-result or tool-cancelled was sent already")
         self._sent_result = True
+        self.last_result = result
         return self._send(rpc.notification(M.TOOL_RESULT, result))
 
     def tool_cancelled(self, reason: str) -> list[Effect]:
         if self._sent_result:
             raise IllegalTransition("tool-result or tool-cancelled was sent already")
         self._sent_result = True
+        self.last_cancelled = reason
         return self._send(rpc.notification(M.TOOL_CANCELLED, {"reason": reason}))
 
     def host_context_changed(self, **changes: Any) -> list[Effect]:
@@ -282,11 +309,12 @@ class ViewSession:
         for key, value in changes.items():
             setattr(self.env, key, value)
         ctx = self.host_context()
-        for key, ctx_key in (("theme", "theme"), ("styles", "styles"), ("locale", "locale"), ("time_zone", "timeZone")):
+        for key, ctx_key in (("theme", "theme"), ("styles", "styles"), ("locale", "locale"), ("time_zone", "timeZone"),
+                             ("platform", "platform"), ("touch", "deviceCapabilities"),
+                             ("hover", "deviceCapabilities"), ("max_width", "containerDimensions"),
+                             ("container_width", "containerDimensions"), ("container_height", "containerDimensions")):
             if key in changes:
                 partial[ctx_key] = ctx[ctx_key]
-        if "max_width" in changes:
-            partial["containerDimensions"] = ctx["containerDimensions"]
         if not partial or self.state != ViewState.READY:
             return []  # a view that is not ready yet gets the new values in its initialize result
         return [PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, partial))]

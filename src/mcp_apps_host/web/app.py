@@ -152,6 +152,23 @@ async def audit(request: Request) -> Response:
     return Response("".join(lines), media_type="application/x-ndjson")
 
 
+async def audit_payload(request: Request) -> Response:
+    """One whole payload of the audit trail, by the `payload_sha256` its events carry."""
+    if (refused := _refused(request)) is not None:
+        return refused
+    trail = request.app.state.host.audit
+    sha = request.path_params["sha256"]
+    if trail is None or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        return PlainTextResponse("no such payload (a payload_sha256 is 64 lowercase hex digits)", status_code=404)
+    who = _person(request).who  # type: ignore[union-attr]  # signed in: _refused said so
+    seen_by = AuditFilter(tenant=who.tenant, user_id=None if who.admin else who.user)
+    try:
+        payload = await asyncio.to_thread(trail.payload, sha, seen_by)
+    except KeyError:
+        return PlainTextResponse("no such payload", status_code=404)
+    return JSONResponse({"sha256": sha, "payload": payload})
+
+
 async def ws(socket: WebSocket) -> None:
     if _person(socket) is None:
         await socket.close(code=1008)
@@ -165,6 +182,7 @@ ROUTES = [
     Route("/api/servers", servers),
     Route("/api/health", health),
     Route("/api/audit", audit),
+    Route("/api/audit/payload/{sha256}", audit_payload),
     WebSocketRoute("/ws", ws),
     Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
 ]

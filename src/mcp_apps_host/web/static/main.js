@@ -10,6 +10,7 @@ import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./
 import { initAssistant, turnState, assistantDelta, assistantDone, userMessage, assistantReset } from "./assistant.js";
 import { initTrust, viewHeld, trustLost, trustReset } from "./trust.js";
 import { download } from "./download.js";
+import { initInspector, inspectorRecords, inspectorContext } from "./inspector.js";
 import { showBanner, hideBanner } from "./banner.js";
 import { initConversations, currentConversation, conversationOpened, renderConversations } from "./conversations.js";
 
@@ -63,6 +64,7 @@ initConsent(send);
 initAssistant(send);
 initTrust(send);
 initConversations(send);
+initInspector(send);
 
 /** Host → page `conversation-reset`: clear the column; the host replays the conversation next. */
 function conversationReset(msg) {
@@ -96,6 +98,8 @@ const routes = {
   "view-remove": viewRemove,
   "view-context": viewContext,
   "view-display-mode": viewDisplayMode,
+  "inspector-records": inspectorRecords,
+  "inspector-context": inspectorContext,
   consent,
   "consent-dismiss": consentDismiss,
   "open-link": openLink,

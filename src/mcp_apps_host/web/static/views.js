@@ -5,6 +5,7 @@
 
 import { el } from "./dom.js";
 import { callSlot } from "./chat.js";
+import { attachInspector, inspectorsReset } from "./inspector.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const INITIAL_HEIGHT = 120;
@@ -103,6 +104,7 @@ export function viewMount(msg) {
     el("span", { class: "view-origin" }, el("span", { class: "server-chip" }, server), el("span", { class: "sep" }, "·"), el("code", {}, tool)),
     trustMarker(msg.trust, sha),
     el("span", { class: "spacer" }),
+    handle.startsWith("failed-") ? null : attachInspector(handle, () => container),
     modeButton,
     closeButton,
   );
@@ -117,7 +119,15 @@ export function viewMount(msg) {
     log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline",
   };
   views.set(handle, view);
-  callSlot(msg.callId, { server, tool }).append(container);
+  const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
+  if (old) {
+    // A new version of the same view (its template changed): it takes the old one's place.
+    if (old.iframe) old.iframe.remove();
+    old.container.replaceWith(container);
+    views.delete(msg.replaces);
+  } else {
+    callSlot(msg.callId, { server, tool }).append(container);
+  }
 
   if (msg.proxyUrl === null || msg.proxyUrl === undefined) {
     // The host could not load the template; its view-state error follows.
@@ -267,6 +277,7 @@ export function viewsLost() {
 export function viewsReset() {
   for (const v of views.values()) if (v.iframe) v.iframe.remove();
   views.clear();
+  inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
 }
 
