@@ -163,8 +163,22 @@ def status(port: int, host_name: str, path: str) -> int:
 # ---- several workers on PostgreSQL, one killed mid-burst -----------------------------------------------
 
 
+def wait_ready(host, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    request = urllib.request.Request(f"{host.origin}/api/health", headers={"Cookie": f"mah_session={host.token}"})
+    while True:
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                if set(json.load(response)["servers"].values()) == {"ready"}:
+                    return
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, f"the workers did not get ready:\n{tail(host.log_text())}"
+        time.sleep(0.5)
+
+
 def worker_of(page: Page) -> int:
-    page.wait_for_function("document.documentElement.dataset.worker !== undefined", timeout=30_000)
+    page.wait_for_function("() => document.documentElement.dataset.worker !== undefined", timeout=60_000)
     return int(page.evaluate("document.documentElement.dataset.worker"))
 
 
@@ -172,6 +186,7 @@ def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host
     database = postgres.database()
     host = start_host(servers={"rec": cmd("rec")}, extra_args=["--db", database, "--workers", "2"])
     assert "workers: 2" in host.log_text()
+    wait_ready(host)  # the workers are still starting: the port takes connections, they wait in its backlog
     # Tabs of the same conversation until two of them talk to different workers.
     pages = [open_page(chromium, host.url)]
     first = pages[0]
