@@ -100,15 +100,30 @@ def read(item):
     return {"contents": [item]}
 
 
-def test_template_text_and_meta_from_both_places():
+def test_template_meta_on_the_content_item_replaces_the_listing_entry_whole():
+    listing = {"uri": "ui://a", "_meta": {"ui": {"prefersBorder": False, "domain": "a.example",
+                                                 "csp": {"connectDomains": ["https://old.example.com"],
+                                                         "resourceDomains": ["https://cdn.example.com"]}}}}
     t = parse_template("s", "ui://a", read({
         "uri": "ui://a", "mimeType": MIME, "text": "<html></html>",
         "_meta": {"ui": {"csp": {"connectDomains": ["https://api.example.com"]}}},
-    }), {"uri": "ui://a", "_meta": {"ui": {"prefersBorder": False, "csp": {"connectDomains": ["https://old.example.com"]}}}},
-        max_bytes=1000)
+    }), listing, max_bytes=1000)
     assert t.csp.connect_domains == ("https://api.example.com",)  # the content item wins
-    assert t.prefers_border is False
+    # ... as a whole: nothing the item left out is taken from the listing (the spec's "Metadata Location").
+    assert t.csp.resource_domains == () and t.prefers_border is None and t.domain is None
     assert len(t.sha256) == 64
+
+
+def test_template_meta_falls_back_to_the_listing_entry():
+    listing = {"uri": "ui://a", "_meta": {"ui": {"prefersBorder": False,
+                                                 "csp": {"connectDomains": ["https://old.example.com"]}}}}
+    t = parse_template("s", "ui://a", read({"uri": "ui://a", "mimeType": MIME, "text": "<p>x</p>"}), listing,
+                       max_bytes=1000)
+    assert t.csp.connect_domains == ("https://old.example.com",) and t.prefers_border is False
+    # An empty _meta.ui on the item is still the item's word: nothing is widened from the listing.
+    t = parse_template("s", "ui://a", read({"uri": "ui://a", "mimeType": MIME, "text": "<p>x</p>",
+                                            "_meta": {"ui": {}}}), listing, max_bytes=1000)
+    assert t.csp.connect_domains == () and t.prefers_border is None
 
 
 def test_template_blob():

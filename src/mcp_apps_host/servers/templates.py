@@ -19,10 +19,10 @@ def _normalise_mime(mime: Any) -> str:
     return ";".join(part.strip() for part in mime.lower().split(";"))
 
 
-def _ui_meta(item: Any) -> dict[str, Any]:
+def _ui_meta(item: Any) -> dict[str, Any] | None:
     meta = item.get("_meta") if isinstance(item, dict) else None
     ui = meta.get("ui") if isinstance(meta, dict) else None
-    return ui if isinstance(ui, dict) else {}
+    return ui if isinstance(ui, dict) else None
 
 
 def parse_template(
@@ -35,7 +35,9 @@ def parse_template(
     """Validate a `resources/read` result (camelCase JSON) for a view template.
 
     `_meta.ui` may sit on the `resources/list` entry, on the content item, or
-    both: both are read and the content item wins key by key.
+    both: the content item's replaces the entry's as a whole (the spec's "Metadata
+    Location" rule), so a server that drops a CSP domain at read time is not widened
+    again by its listing.
     """
     where = f"template {uri} of server {server!r}"
     if not uri.startswith("ui://"):
@@ -69,7 +71,9 @@ def parse_template(
         raise TemplateError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     if not html.strip():
         raise TemplateError(f"{where}: the HTML is empty")
-    ui = {**_ui_meta(list_entry), **_ui_meta(item)}
+    ui = _ui_meta(item)
+    if ui is None:
+        ui = _ui_meta(list_entry) or {}
     try:
         csp = ViewCsp.from_meta(ui.get("csp"))
     except CspError as exc:
