@@ -39,8 +39,9 @@ class Limits:
     reconnect_max_delay: float = 60.0
     # Requests one view may have in flight at once (tools/call, resources/read, ...).
     max_pending_requests_per_view: int = 32
-    # A file a view offers with ui/download-file (bytes).
+    # A file a view offers with ui/download-file (bytes), and how many files one request may name.
     max_download_bytes: int = 20 * 1024 * 1024
+    max_download_files: int = 20
     # CSP violation reports: a larger body is dropped (bytes).
     max_csp_report_bytes: int = 64 * 1024
     # Seconds between health checks of a ready server (ping, or server/discover on 2026-07-28 servers),
