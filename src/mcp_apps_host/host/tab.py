@@ -14,11 +14,13 @@ from typing import Any
 
 from ..errors import InvalidFrame
 from ..servers.connection import ProgressFn
+from ..values.apptools import AppTool
 from ..values.content import content_text
 from ..views.context import HostEnvironment
 from ..views.effects import ModelContextUpdated, PostChatMessage
 from ..views.theme import host_styles
 from . import frames as f
+from .apptools import AppTools
 from .audit import Auditor
 from .calls import Calls
 from .commands import Commands
@@ -47,7 +49,8 @@ class Tab:
         mounting = Mounting(host, page, views, audit, conversation)
         calls = Calls(host, page, conversation, audit, views, mounting)
         self.services = TabServices(host, page, conversation, audit, consents, views, mounting, calls)
-        self.turns = Turns(self.services, host.agent) if host.agent is not None else None
+        self.apptools = AppTools(self.services)
+        self.turns = Turns(self.services, host.agent, self.apptools) if host.agent is not None else None
         journal = conversation.journal
         self.conversations = ConversationService(self.services, journal, self.turns) if journal is not None else None
         self.commands = Commands(self.services, self.turns)
@@ -63,6 +66,7 @@ class Tab:
             f.Theme: self._theme,
             f.ConsentReply: lambda fr: consents.reply(fr.id, fr.allow, fr.remember),
             f.TrustReply: lambda fr: mounting.answer(fr.call_id, fr.accept),
+            f.AppToolCall: lambda fr: self.apptools.from_page(fr.view, fr.tool, fr.arguments),
             f.ConversationNew: lambda fr: self._with_conversations(lambda c: c.open(None, fresh=True)),
             f.ConversationOpen: lambda fr: self._with_conversations(lambda c: c.open(fr.id)),
             f.ConversationRename: lambda fr: self._with_conversations(lambda c: c.rename(fr.id, fr.title)),
@@ -116,6 +120,7 @@ class Tab:
 
     def _servers_changed(self) -> None:
         self.page.send(f.Servers(servers=self.host.servers.snapshot()))
+        self.services.views.servers_changed()
 
     async def _with_conversations(self, action: Callable[[ConversationService], Awaitable[None]]) -> None:
         if self.conversations is not None:  # without a store there is one conversation, kept nowhere
@@ -140,7 +145,11 @@ class Tab:
             self.turns.context.update(view.handle, view.server, view.session.spec.tool.name,
                                       update.content, update.structured_content)
 
+    def app_tools_changed(self, view: LiveView, tools: tuple[AppTool, ...]) -> None:
+        self.apptools.changed(view, tools)
+
     def view_gone(self, view: LiveView) -> None:
+        self.apptools.gone(view)
         if self.turns is not None:
             self.turns.context.forget(view.handle)
 
@@ -152,6 +161,7 @@ class Tab:
         if self.turns is not None:
             self.turns.stop()
         self.services.calls.cancel_all()
+        self.apptools.cancel_all()
         self.services.views.drop_all("the page was closed")
         await self.services.calls.close()
         await self.services.log.close()

@@ -123,6 +123,12 @@ class AppToolClient:
                                                  f"CallToolResult ({problem})")]
         return [AppToolResult(resp.id, resp.result)]
 
+    def cancel(self, request_id: RequestId) -> list[Effect]:
+        """Nobody waits for this call any more (the model's turn was stopped): the view is told."""
+        if self._calls.pop(request_id, None) is None:
+            return []
+        return [PostToView(rpc.notification(M.CANCELLED, {"requestId": request_id, "reason": "the caller stopped"}))]
+
     def too_large(self, request_id: RequestId, size: int) -> list[Effect]:
         """The view's answer to a call is over max_app_tool_result_bytes: the call fails."""
         name = self._calls.pop(request_id)

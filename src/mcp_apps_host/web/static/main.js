@@ -10,6 +10,8 @@ import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./
 import { initAssistant, turnState, assistantDelta, assistantDone, userMessage, assistantReset } from "./assistant.js";
 import { initTrust, viewHeld, trustLost, trustReset } from "./trust.js";
 import { download } from "./download.js";
+import { initViewTools, viewTools } from "./viewtools.js";
+import { initElicit, elicit, elicitInvalid, elicitDismiss, elicitsLost } from "./elicit.js";
 import { showBanner, hideBanner } from "./banner.js";
 import { initConversations, currentConversation, conversationOpened, renderConversations } from "./conversations.js";
 
@@ -42,6 +44,7 @@ function onStatus(s) {
       viewsLost();
       callsLost();
       consentsLost();
+      elicitsLost();
       trustLost();
       assistantReset();
     }
@@ -61,11 +64,13 @@ initConsent(send);
 initAssistant(send);
 initTrust(send);
 initConversations(send);
+initViewTools(send);
+initElicit(send);
 
 /** Host → page `conversation-reset`: clear the column; the host replays the conversation next. */
 function conversationReset(msg) {
   closePicker();
-  consentsLost();
+  consentsLost((q) => q.kind === "elicit"); // a server's question is not the conversation's
   viewsReset();
   trustReset();
   assistantReset();
@@ -92,10 +97,14 @@ const routes = {
   "view-log": viewLog,
   "view-remove": viewRemove,
   "view-context": viewContext,
+  "view-tools": viewTools,
   "view-display-mode": viewDisplayMode,
   consent,
   "consent-dismiss": consentDismiss,
   "open-link": openLink,
+  elicit,
+  "elicit-invalid": elicitInvalid,
+  "elicit-dismiss": elicitDismiss,
   "view-held": viewHeld,
   download,
   theme: applyHostTheme,
