@@ -20,6 +20,7 @@ from ..store.pins import TemplatePins
 from ..values.templates import Template
 from .core import Host
 from .sandbox import Sandbox
+from .serverasks import HostAsks
 
 
 def build_agent(config: HostConfig) -> AgentLoop | None:
@@ -45,15 +46,19 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox) -> Hos
     agent = build_agent(config)
     engine = open_database(config.database_url or default_db_url())
     trust = config.trust
+    audit = AuditLog(engine)
+    sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks
+    asks = HostAsks(sampling, agent, audit)
     return Host(
-        servers=ServerManager(list(config.servers), config.limits, reviewed),
+        servers=ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level),
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,
         conversations=Conversations(engine),
-        audit=AuditLog(engine),
+        audit=audit,
         consent=ConsentPolicy(config.consent, RememberedConsents(engine)),
-        sampling=SamplingPolicy(config.sampling),
+        sampling=sampling,
+        asks=asks,
         trust=TemplateTrust(TemplatePins(engine), trust.allow_hashes, trust.block_hashes, trust.allow_servers,
                             trust.block_servers),
         agent=agent,

@@ -21,6 +21,7 @@ from ..values.content import error_result
 from ..values.tools import ToolEntry
 from ..views.jsonrpc import INTERNAL_ERROR
 from . import frames as f
+from .asking import TabAsks
 from .audit import Auditor
 from .core import Host
 from .journal import ConversationLog
@@ -67,8 +68,9 @@ class CallCard:
 
 class Calls:
     def __init__(self, host: Host, page: Page, log: ConversationLog, audit: Auditor, views: Views,
-                 mounting: Mounting) -> None:
+                 mounting: Mounting, asks: TabAsks) -> None:
         self.host = host
+        self.asks = asks
         self.page = page
         self.log = log
         self.audit = audit
@@ -194,7 +196,8 @@ class Calls:
             if app_tool_of is not None:
                 result = await self.views.call_app_tool(app_tool_of.handle, tool, arguments)
             else:
-                result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
+                with self.asks.calling(server):  # what the server asks meanwhile is asked in this tab
+                    result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
         except asyncio.CancelledError:
             finish("cancelled", None, None)
             if to_server:

@@ -18,6 +18,7 @@ from ..store.audit import AuditLog
 from ..store.conversations import Conversations
 from ..values.templates import Template
 from .sandbox import Sandbox
+from .serverasks import HostAsks
 
 # Browser features a view may be granted through the iframe `allow` attribute when it asks.
 DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
@@ -48,6 +49,7 @@ class Host:
     sampling: SamplingPolicy = field(default_factory=lambda: SamplingPolicy({}))
     trust: TemplateTrust | None = None
     agent: AgentLoop | None = None  # None: no model, tools are called directly
+    asks: HostAsks | None = None  # what servers ask the person (elicitation, sampling) goes through here
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     views: dict[str, MountedView] = field(default_factory=dict)
     saved_templates: set[str] = field(default_factory=set)  # hashes already in the store

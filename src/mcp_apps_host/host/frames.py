@@ -445,7 +445,7 @@ class Download(Frame):
 
 
 class Elicit(Frame):
-    """A server asks the person for input (`elicitation/create`): a form built from `schema` (mode `form`)
+    """A server asks the person for input (`elicitation/create`): a form built from `requestedSchema` (mode `form`)
     or a link to open (mode `url`, with the link fields of `consent`). Reply with `elicit-reply`."""
 
     type: Literal["elicit"] = "elicit"
@@ -453,7 +453,7 @@ class Elicit(Frame):
     server: str
     mode: Literal["form", "url"]
     message: str
-    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    requested_schema: dict[str, Any] | None = None
     display: str | None = None
     href: str | None = None
     differs: bool | None = None

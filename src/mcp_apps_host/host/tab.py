@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from ..views.effects import ModelContextUpdated, PostChatMessage
 from ..views.theme import host_styles
 from . import frames as f
 from .apptools import AppTools
+from .asking import TabAsks
 from .audit import Auditor
 from .calls import Calls
 from .commands import Commands
@@ -47,8 +49,11 @@ class Tab:
         consents = Consents(page, host.consent)
         views = Views(host, self.env, page, audit, consents, self._run_view_call, listener=self)
         mounting = Mounting(host, page, views, audit, conversation)
-        calls = Calls(host, page, conversation, audit, views, mounting)
-        self.services = TabServices(host, page, conversation, audit, consents, views, mounting, calls)
+        asks = TabAsks(page, consents, audit, host.limits)
+        calls = Calls(host, page, conversation, audit, views, mounting, asks)
+        self.services = TabServices(host, page, conversation, audit, consents, views, mounting, calls, asks)
+        if host.asks is not None:
+            host.asks.attach(asks)
         self.apptools = AppTools(self.services)
         self.turns = Turns(self.services, host.agent, self.apptools) if host.agent is not None else None
         journal = conversation.journal
@@ -67,6 +72,7 @@ class Tab:
             f.ConsentReply: lambda fr: consents.reply(fr.id, fr.allow, fr.remember),
             f.TrustReply: lambda fr: mounting.answer(fr.call_id, fr.accept),
             f.AppToolCall: lambda fr: self.apptools.from_page(fr.view, fr.tool, fr.arguments),
+            f.ElicitReply: lambda fr: asks.reply(fr.id, fr.action, fr.content),
             f.ConversationNew: lambda fr: self._with_conversations(lambda c: c.open(None, fresh=True)),
             f.ConversationOpen: lambda fr: self._with_conversations(lambda c: c.open(fr.id)),
             f.ConversationRename: lambda fr: self._with_conversations(lambda c: c.rename(fr.id, fr.title)),
@@ -83,6 +89,7 @@ class Tab:
     async def receive(self, data: Any) -> None:
         """One decoded frame from the page. Nothing in it can end the tab: a frame that is not one
         of the page protocol's, or that fails while handled, is logged and told to the page."""
+        self.services.asks.last_active = time.monotonic()
         try:
             frame = f.parse_page_frame(data)
         except InvalidFrame as exc:
@@ -158,6 +165,8 @@ class Tab:
     async def close(self) -> None:
         """The tab went away: nobody can answer a teardown, so drop everything at once."""
         self._unsubscribe()
+        if self.host.asks is not None:
+            self.host.asks.detach(self.services.asks)
         if self.turns is not None:
             self.turns.stop()
         self.services.calls.cancel_all()

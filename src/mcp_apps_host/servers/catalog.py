@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
@@ -75,3 +76,16 @@ async def read_template(client: Client, server: str, uri: str, entry: dict[str, 
         err = TemplateError(f"template {uri} of server {server!r}: resources/read failed: {describe(exc)}")
         log.warning("%s", err)
         return err
+
+
+async def read_templates(client: Client, server: str, uris: Iterable[str], limits: Limits,
+                         prepare: Callable[[Template], Template],
+                         describe: Callable[[BaseException], str]) -> dict[str, Template | TemplateError]:
+    """Several templates at once, with the `resources/list` entries that may hold their `_meta.ui`."""
+    wanted = sorted(set(uris))
+    if not wanted:
+        return {}
+    entries = await list_resource_entries(client, server)
+    read = await asyncio.gather(*(read_template(client, server, uri, entries.get(uri), limits, prepare, describe)
+                                  for uri in wanted))
+    return dict(zip(wanted, read, strict=True))

@@ -11,15 +11,18 @@ from ..errors import ServerUnavailable
 from ..settings import Limits
 from ..values.templates import Template
 from ..values.tools import ToolEntry
+from .clientside import ServerAsks
 from .connection import ServerConnection, TemplateHook
 
 Listener = Callable[[], None]
 
 
 class ServerManager:
-    def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None) -> None:
+    def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None,
+                 asks: ServerAsks | None = None, log_level: str = "info") -> None:
         self.limits = limits
-        self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template) for s in specs}
+        self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template, asks, log_level)
+                            for s in specs}
         self._listeners: set[Listener] = set()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -55,6 +58,11 @@ class ServerManager:
     async def template(self, server: str, uri: str) -> Template:
         return await self.get(server).template(uri)
 
+    async def set_roots(self, server: str, roots: tuple[str, ...]) -> None:
+        """Give a server new roots (it is told they changed, as its protocol version says)."""
+        await self.get(server).set_roots(roots)
+        self._changed(self.get(server))
+
     def snapshot(self) -> list[dict[str, Any]]:
         """The server list as the page shows it. Tools without "model" visibility are
         never offered to a person or a model; a view can still call its own app-only tools."""
@@ -79,6 +87,8 @@ class ServerManager:
                     "error": conn.error,
                     "transport": conn.spec.transport,
                     "target": conn.spec.describe(),
+                    "protocolVersion": conn.protocol_version,
+                    "roots": list(conn.roots),
                     "tools": tools,
                 }
             )

@@ -32,7 +32,7 @@ export function elicit(msg) {
     extra = linkFacts(msg);
     accept = done("accept");
   } else {
-    const schema = msg.schema && typeof msg.schema === "object" ? msg.schema : { type: "object", properties: {} };
+    const schema = msg.requestedSchema && typeof msg.requestedSchema === "object" ? msg.requestedSchema : { type: "object", properties: {} };
     const fields = buildObjectFields(schema, undefined);
     const form = el("form", { class: "elicit-form", "data-testid": "elicit-form", onsubmit: (e) => e.preventDefault() },
       fields.names.length ? fields.node : el("p", { class: "muted" }, "No fields: accept or decline."));
