@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         TemplateError,
     )
     from .settings import Limits
+    from .values.apptools import AppTool
     from .values.csp import ViewCsp
     from .values.protocol import APP_MIME_TYPE, EXTENSION_ID, PROTOCOL_VERSION
     from .values.templates import Template
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from .version import __version__
     from .views.context import HostEnvironment, ViewSpec
     from .views.effects import (
+        AppToolResult,
+        AppToolsChanged,
         AskConsent,
         CancelProxied,
         Decided,
@@ -50,7 +53,9 @@ if TYPE_CHECKING:
         Refused,
         Resize,
         Sample,
+        SaveFiles,
         StartInitTimer,
+        StartRequestTimer,
         StartTeardownTimer,
         StateChanged,
         ViewState,
@@ -61,6 +66,9 @@ __all__ = [
     "APP_MIME_TYPE",
     "EXTENSION_ID",
     "PROTOCOL_VERSION",
+    "AppTool",
+    "AppToolResult",
+    "AppToolsChanged",
     "AskConsent",
     "CallFailed",
     "CancelProxied",
@@ -89,9 +97,11 @@ __all__ = [
     "Refused",
     "Resize",
     "Sample",
+    "SaveFiles",
     "ServerSpec",
     "ServerUnavailable",
     "StartInitTimer",
+    "StartRequestTimer",
     "StartTeardownTimer",
     "StateChanged",
     "Template",
@@ -124,8 +134,10 @@ _WHERE = {
                      "DatabaseError"), "errors"),
     **dict.fromkeys(("Effect", "ViewState", "PostToView", "ProxyToolCall", "ProxyResourceRead", "CancelProxied",
                      "AskConsent", "OpenLink", "PostChatMessage", "ModelContextUpdated", "DisplayModeChanged",
-                     "Resize", "Log", "Decided", "Sample", "Download", "Refused", "StateChanged",
-                     "StartTeardownTimer", "StartInitTimer"), "views.effects"),
+                     "Resize", "Log", "Decided", "Sample", "Download", "SaveFiles", "Refused", "StateChanged",
+                     "StartTeardownTimer", "StartInitTimer", "StartRequestTimer", "AppToolsChanged",
+                     "AppToolResult"), "views.effects"),
+    "AppTool": "values.apptools",
 }
 
 

@@ -141,6 +141,16 @@ def test_a_person_calls_a_views_tool_from_the_list_on_the_view(start_host, page_
         assert f"echo: hi {kind}" in finished_text(page, "view-echo", server=kind)
         expect(frame.locator('[data-check="echoed"]')).to_have_text(f"hi {kind}")
 
+        # The server's tools change: the view is told, and its tools/list has the new one (and no
+        # tool without "app" visibility: all of these have it).
+        say(page, f"/call {kind} grow")
+        grown = finished_text(page, "grow", server=kind).split()[0]
+        expect(frame.locator('[data-check="server-tools-changed"]').first).to_have_text("yes", timeout=15_000)
+        tools.locator('[data-testid=view-tool][data-tool="server-tools"]').click()
+        page.locator("[data-testid=picker-submit]").click()
+        names = finished_text(page, "server-tools", server=kind)
+        assert grown.startswith("grown-") and grown in names and "era-view" in names
+
 
 # --------------------------------------------------------------------------- server-pdf: roots and elicitation
 

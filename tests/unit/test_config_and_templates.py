@@ -147,3 +147,24 @@ def test_template_errors_name_the_rule(uri, item, needle):
     with pytest.raises(TemplateError, match=needle) as info:
         parse_template("srv", uri, read(item), None, max_bytes=100)
     assert "srv" in str(info.value)
+
+
+@pytest.mark.parametrize("code", [-32002, -32602])
+def test_both_spellings_of_resource_not_found_read_as_not_found(code):
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    from mcp_apps_host.host.proxied import read_error
+    from mcp_apps_host.servers.catalog import read_template
+    from mcp_apps_host.settings import Limits
+
+    class Client:
+        async def read_resource(self, uri):
+            raise MCPError(code, f"Resource not found: {uri}")
+
+    error = anyio.run(lambda: read_template(Client(), "s", "ui://s/gone.html", None, Limits(), lambda t: t, str))
+    assert f"no such resource (not found, error {code})" in str(error)
+    assert read_error("s", "ui://s/gone.html", MCPError(code, "Resource not found")) == (
+        code, f"server 's' has no resource ui://s/gone.html (not found, error {code})")
+    # Another invalid-params error is not taken for "not found".
+    assert "failed" in read_error("s", "x://y", MCPError(-32602, "uri must be absolute"))[1]
