@@ -31,10 +31,13 @@ class AppTools:
     # ---- what the views offer ------------------------------------------------------------------
 
     def changed(self, view: LiveView, tools: tuple[AppTool, ...]) -> None:
+        known = self.offered.get(view.handle)
+        if (known.tools if known else ()) == tools:
+            return  # the same list again (a view that keeps saying its tools changed): nothing to tell
         if tools:
             self.offered[view.handle] = ViewTools(view.handle, view.server, view.label, tools)
-        elif self.offered.pop(view.handle, None) is None:
-            return  # it offered nothing before either
+        else:
+            self.offered.pop(view.handle, None)
         self.tab.audit("view->host", M.TOOLS_LIST, server=view.server, view=view.handle,
                        reason=f"the view offers {len(tools)} tool(s) of its own",
                        payload=[t.definition() for t in tools])

@@ -270,9 +270,12 @@ class ServerConnection:
         if not self._advertised_roots:
             self._fail("its roots changed; reconnecting so it is offered them")
             return
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MCPDeprecationWarning)
-            await client.send_roots_list_changed()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.send_roots_list_changed()
+        except Exception as exc:  # a broken connection: the health check ends it, the new one has the roots
+            log.info("server %s: could not tell it its roots changed: %s", self.name, exc)
 
     # ---- changes the server reports ---------------------------------------------------
 

@@ -25,6 +25,20 @@ def _ui_meta(item: Any) -> dict[str, Any] | None:
     return ui if isinstance(ui, dict) else None
 
 
+def _content_bytes(item: dict[str, Any], where: str, max_bytes: int) -> bytes:
+    if isinstance(item.get("text"), str):
+        return bytes(item["text"].encode("utf-8"))
+    if isinstance(item.get("blob"), str):
+        # The base64 text is about 4/3 of the bytes: refuse before decoding a huge blob.
+        if len(item["blob"]) > max_bytes * 4 // 3 + 8:
+            raise TemplateError(f"{where}: larger than max_template_bytes ({max_bytes} bytes)")
+        try:
+            return base64.b64decode(item["blob"], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise TemplateError(f"{where}: blob is not valid base64 ({exc})") from exc
+    raise TemplateError(f"{where}: the content has neither text nor blob")
+
+
 def parse_template(
     server: str,
     uri: str,
@@ -51,18 +65,7 @@ def parse_template(
     mime = _normalise_mime(item.get("mimeType"))
     if mime != APP_MIME_TYPE:
         raise TemplateError(f"{where}: mimeType is {item.get('mimeType')!r}, expected {APP_MIME_TYPE!r}")
-    if isinstance(item.get("text"), str):
-        raw = item["text"].encode("utf-8")
-    elif isinstance(item.get("blob"), str):
-        # The base64 text is about 4/3 of the bytes: refuse before decoding a huge blob.
-        if len(item["blob"]) > max_bytes * 4 // 3 + 8:
-            raise TemplateError(f"{where}: larger than max_template_bytes ({max_bytes} bytes)")
-        try:
-            raw = base64.b64decode(item["blob"], validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise TemplateError(f"{where}: blob is not valid base64 ({exc})") from exc
-    else:
-        raise TemplateError(f"{where}: the content has neither text nor blob")
+    raw = _content_bytes(item, where, max_bytes)
     if len(raw) > max_bytes:
         raise TemplateError(f"{where}: {len(raw)} bytes is larger than max_template_bytes ({max_bytes} bytes)")
     try:
