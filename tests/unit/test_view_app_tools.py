@@ -312,3 +312,13 @@ def test_too_many_files_or_bytes_are_refused_by_the_setting_name():
     assert "max_download_files (2)" in err["error"]["message"]
     [err] = posts(s.receive(req(2, "ui/download-file", {"contents": [embedded("a.csv", "x" * 11)]})))
     assert "contents[0]" in err["error"]["message"] and "max_download_bytes (10)" in err["error"]["message"]
+
+
+def test_a_call_nobody_waits_for_is_cancelled_at_the_view():
+    s = make()
+    listed(s, [tool("slow")])
+    rid, _ = s.call_app_tool("slow", {})
+    [cancel] = posts(s.app_tools.cancel(rid))
+    assert cancel["method"] == "notifications/cancelled" and cancel["params"]["requestId"] == rid
+    assert s.app_tools.cancel(rid) == []
+    assert of(s.receive(reply(rid, {"content": []})), vs.Refused)  # its late answer is a reply to nothing
