@@ -51,7 +51,8 @@ class Commands:
         lines = []
         for s in self.tab.host.servers.snapshot():
             tools = ", ".join(t["name"] for t in s["tools"]) or "no tools"
-            lines.append(f"{s['name']} ({s['status']}): {tools}")
+            version = f", MCP {s['protocolVersion']}" if s.get("protocolVersion") else ""
+            lines.append(f"{s['name']} ({s['status']}{version}): {tools}")
         return "\n".join(lines)
 
     def _call(self, text: str) -> None:
