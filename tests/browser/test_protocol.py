@@ -79,7 +79,9 @@ def test_view_tools_are_listed_called_by_the_model_audited_and_gone_with_the_vie
         say(page, "what are the allocations?")
         dialog = page.locator('[data-testid=consent][data-kind="app-tool-call"]')
         dialog.wait_for(timeout=15_000)  # not annotated read-only: the person is asked
-        assert "get-allocations" in dialog.inner_text() and "view0" in dialog.inner_text()
+        asked = dialog.inner_text()
+        assert "get-allocations" in asked and "view0" in asked
+        assert "which says it is Budget Allocator" in asked  # the view's own appInfo, shown as its word
         dialog.locator("[data-testid=consent-allow]").click()
         page.get_by_text("Allocations read.").wait_for(timeout=20_000)
         card = call_card(page, "get-allocations")

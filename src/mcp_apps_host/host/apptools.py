@@ -109,11 +109,14 @@ class AppTools:
                   reason=f"app tool of {group.label}: {reason}", payload={"name": tool.name, "arguments": arguments})
         if decision == "ask":
             allowed = await tab.consents.ask_app_tool_call(group.view, group.server, group.label, tool.name,
-                                                          arguments)
+                                                          arguments, _app_name(view.session.app_info))
             tab.audit("model->host", M.TOOLS_CALL, server=group.server, view=group.view, msg_id=call_id,
                       decision="consented" if allowed else "declined", reason="the person answered")
             if not allowed:
-                self._not_run(call_id, tool, arguments, record, "the person declined")
+                gone = view.handle not in tab.views.live
+                self._not_run(call_id, tool, arguments, record,
+                              f"the view {group.label} closed before the person answered" if gone
+                              else "the person declined")
         elif decision == "deny":
             self._not_run(call_id, tool, arguments, record, reason)
         if view.handle not in tab.views.live:
@@ -133,3 +136,9 @@ class AppTools:
     def cancel_all(self) -> None:
         for task in list(self.running):
             task.cancel()
+
+
+def _app_name(info: dict[str, Any]) -> str:
+    """The view's own word for its name and version (`appInfo`), short: it is shown, not trusted."""
+    name, version = info.get("name"), info.get("version")
+    return " ".join(v[:60] for v in (name, version) if isinstance(v, str) and v.strip())

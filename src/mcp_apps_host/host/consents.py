@@ -44,7 +44,7 @@ class Consents:
         return consent_id
 
     async def ask_app_tool_call(self, view: str, server: str, label: str, tool: str,
-                                arguments: dict[str, Any]) -> bool:
+                                arguments: dict[str, Any], app: str = "") -> bool:
         """The model wants to call a tool a view offers of its own: wait for the person (a closed view is a no)."""
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
@@ -52,10 +52,11 @@ class Consents:
             if not answer.done():
                 answer.set_result(allow)
 
+        said = f", which says it is {app}" if app else ""
         consent_id = self.ask({
             "kind": "app-tool-call", "server": server,
             "title": f"The model wants to call {tool}, a tool of the {server} view {label}",
-            "detail": f"{server} · {label} · {tool} (offered by the view itself)\n"
+            "detail": f"{server} · {label} · {tool} (offered by the view itself{said})\n"
                       f"{json.dumps(arguments, ensure_ascii=False, indent=2)}",
             "subject": tool, "can_remember": False}, view, answered, answer_when_withdrawn=True)
         try:
