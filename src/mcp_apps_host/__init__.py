@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         TemplateError,
     )
     from .settings import Limits
+    from .values.apptools import AppTool
     from .values.csp import ViewCsp
     from .values.identity import Identity
     from .values.protocol import APP_MIME_TYPE, EXTENSION_ID, PROTOCOL_VERSION
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from .version import __version__
     from .views.context import HostEnvironment, ViewSpec
     from .views.effects import (
+        AppToolResult,
+        AppToolsChanged,
         AskConsent,
         CancelProxied,
         Decided,
@@ -51,7 +54,9 @@ if TYPE_CHECKING:
         Refused,
         Resize,
         Sample,
+        SaveFiles,
         StartInitTimer,
+        StartRequestTimer,
         StartTeardownTimer,
         StateChanged,
         ViewState,
@@ -63,6 +68,9 @@ __all__ = [
     "APP_MIME_TYPE",
     "EXTENSION_ID",
     "PROTOCOL_VERSION",
+    "AppTool",
+    "AppToolResult",
+    "AppToolsChanged",
     "AskConsent",
     "CallFailed",
     "CancelProxied",
@@ -93,9 +101,11 @@ __all__ = [
     "Refused",
     "Resize",
     "Sample",
+    "SaveFiles",
     "ServerSpec",
     "ServerUnavailable",
     "StartInitTimer",
+    "StartRequestTimer",
     "StartTeardownTimer",
     "StateChanged",
     "Template",
@@ -132,8 +142,10 @@ _WHERE = {
                      "DatabaseError"), "errors"),
     **dict.fromkeys(("Effect", "ViewState", "PostToView", "ProxyToolCall", "ProxyResourceRead", "CancelProxied",
                      "AskConsent", "OpenLink", "PostChatMessage", "ModelContextUpdated", "DisplayModeChanged",
-                     "Resize", "Log", "Decided", "Sample", "Download", "Refused", "StateChanged",
-                     "StartTeardownTimer", "StartInitTimer"), "views.effects"),
+                     "Resize", "Log", "Decided", "Sample", "Download", "SaveFiles", "Refused", "StateChanged",
+                     "StartTeardownTimer", "StartInitTimer", "StartRequestTimer", "AppToolsChanged",
+                     "AppToolResult"), "views.effects"),
+    "AppTool": "values.apptools",
 }
 
 

@@ -15,6 +15,7 @@ import sys
 import webbrowser
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import uvicorn
 from uvicorn.supervisors import Multiprocess
@@ -22,7 +23,7 @@ from uvicorn.supervisors import Multiprocess
 from .check import command as check_command
 from .config.deployment import AppsSettings, check_origin, check_sandbox_origin
 from .config.host import HostConfig
-from .config.servers import ServerSpec, default_watch_paths, load_config_document, parse_server_arg
+from .config.servers import ServerSpec, apply_root_flags, default_watch_paths, load_config_document, parse_server_arg
 from .demo.catalog import DEMO_SERVERS
 from .errors import ConfigError, HostError
 from .host.build import build_host
@@ -48,6 +49,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--server", action="append", default=[], metavar="NAME=SPEC",
                        help="an MCP server: a URL (Streamable HTTP) or a command line (stdio); repeatable")
         p.add_argument("--config", metavar="FILE", help='a JSON file in the {"mcpServers": {...}} shape')
+        p.add_argument("--root", action="append", default=[], metavar="[SERVER=]PATH",
+                       help="a directory (or file:// URI) servers may work in, given to them as an MCP root; "
+                            "SERVER= gives it to one server only; repeatable")
         p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
         p.add_argument("--port", type=int, default=8765, help="port of the console (default 8765)")
         p.add_argument("--sandbox-port", type=int, default=8766, help="port of the sandbox origin (default 8766)")
@@ -83,10 +87,13 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
     """The config file's document, then the command line on top of it (flags win). A console shows
     the views of every server it is given, unless a server's entry says `"apps": false`."""
     doc = load_config_document(args.config) if args.config else {}
-    config = HostConfig.from_dict(doc, f"--config {args.config}")
+    base = Path(args.config).resolve().parent if args.config else None
+    config = HostConfig.from_dict(doc, f"--config {args.config}", base)
     demo = [ServerSpec(name=n, command=argv[0], args=tuple(argv[1:])) for n, argv in DEMO_SERVERS.items()]
     config = config.with_servers(demo if args.command == "demo" else [], [parse_server_arg(s) for s in args.server],
                                  list(config.servers))
+    config = replace(config, servers=tuple(apply_root_flags(config.servers, args.root, Path.cwd())),
+                     server_log_level=args.log_level)
     model = replace(config.model, spec=args.model or config.model.spec,
                     base_url=args.model_base_url or config.model.base_url,
                     max_steps=args.max_steps or config.model.max_steps)

@@ -39,12 +39,29 @@ class Limits:
     reconnect_max_delay: float = 60.0
     # Requests one view may have in flight at once (tools/call, resources/read, ...).
     max_pending_requests_per_view: int = 32
-    # A file a view offers with ui/download-file (bytes).
+    # A file a view offers with ui/download-file (bytes), and how many files one request may name.
     max_download_bytes: int = 20 * 1024 * 1024
+    max_download_files: int = 20
     # CSP violation reports: a larger body is dropped (bytes).
     max_csp_report_bytes: int = 64 * 1024
     # Seconds a view's signed handle (its proxy page and CSP report address) stays valid.
     view_token_max_age: float = 24 * 3600
+    # Seconds between health checks of a ready server (ping, or server/discover on 2026-07-28 servers),
+    # and how many missed checks in a row end the connection.
+    server_health_interval: float = 10.0
+    server_missed_health_checks: int = 3
+    # Tools a view may offer of its own (app-provided tools, answered to the host's tools/list).
+    max_app_tools_per_view: int = 50
+    # Seconds a view has to answer the host's tools/call or tools/list for its own tools.
+    app_tool_call_timeout: float = 30.0
+    # A view's answer to the host's tools/call for one of its tools (bytes of JSON).
+    max_app_tool_result_bytes: int = 10 * 1024 * 1024
+    # An app-provided tool's description is cut to this many characters before the model sees it.
+    max_app_tool_description_chars: int = 2000
+    # Seconds a server's elicitation/create waits for the person before it is answered "cancel".
+    elicitation_timeout: float = 600.0
+    # Fields an elicitation form may have (properties of its requestedSchema).
+    max_elicitation_fields: int = 50
 
 
 DEFAULT_LIMITS = Limits()

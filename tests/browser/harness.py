@@ -442,3 +442,38 @@ def write_sample_pdf(path: Path, pages: int = SAMPLE_PDF_PAGES) -> Path:
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref_at)
     path.write_bytes(bytes(out))
     return path
+
+
+def write_form_pdf(path: Path) -> Path:
+    """A one-page PDF with a form: a text field "name" (labelled "Your name") and a checkbox "agree"
+    ("I agree"), the kind of file server-pdf asks the person to fill in (elicitation) when it opens it."""
+    check = b"q 0 g BT /ZaDb 14 Tf 3 4 Td (4) Tj ET Q"
+    objects: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R 6 0 R] /NeedAppearances true "
+        b"/DA (/Helv 0 Tf 0 g) /DR << /Font << /Helv 3 0 R /ZaDb 10 0 R >> >> >> >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 420 595] /Resources << /Font << /F1 3 0 R >> >> "
+        b"/Contents 7 0 R /Annots [5 0 R 6 0 R] >>",
+        b"<< /Type /Annot /Subtype /Widget /FT /Tx /T (name) /TU (Your name) /Rect [40 480 300 500] /P 4 0 R "
+        b"/F 4 /DA (/Helv 12 Tf 0 g) /V () >>",
+        b"<< /Type /Annot /Subtype /Widget /FT /Btn /T (agree) /TU (I agree) /Rect [40 440 60 460] /P 4 0 R "
+        b"/F 4 /V /Off /AS /Off /MK << /CA (4) >> /AP << /N << /Yes 8 0 R /Off 9 0 R >> >> >>",
+        b"<< /Length 44 >>\nstream\nBT /F1 18 Tf 40 540 Td (A form to fill) Tj ET\nendstream",
+        b"<< /Type /XObject /Subtype /Form /BBox [0 0 20 20] /Resources << /Font << /ZaDb 10 0 R >> >> "
+        b"/Length %d >>\nstream\n" % len(check) + check + b"\nendstream",
+        b"<< /Type /XObject /Subtype /Form /BBox [0 0 20 20] /Length 0 >>\nstream\n\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /ZapfDingbats >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for n, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref_at = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref_at)
+    path.write_bytes(bytes(out))
+    return path

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import random
 
-from mcp_apps_host.chat.tools import NAME_PATTERN, build_tool_table, tool_table_from_entries
+from mcp_apps_host.chat.tools import NAME_PATTERN, ViewTools, build_tool_table, tool_table_from_entries, with_app_tools
+from mcp_apps_host.values.apptools import AppTool
 from mcp_apps_host.values.tools import tool_entry
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
@@ -107,3 +108,38 @@ def test_only_model_visible_tools_are_offered() -> None:
     table = tool_table_from_entries(entries)
     assert table.names() == ["chart__show", "chart__both"]
     assert table.get("chart__both").input_schema == {"type": "object"}
+
+
+# ---- tools a view offers of its own ---------------------------------------------------------------
+
+
+def app_tool(name: str, description: str = "", schema: dict | None = None) -> AppTool:
+    return AppTool(name, None, description, schema if schema is not None else {"type": "object"})
+
+
+def test_app_tools_say_whose_they_are_and_keep_their_own_name() -> None:
+    servers = build_tool_table([("budget", "get-budget-data", "", SCHEMA)])
+    table = with_app_tools(servers, [ViewTools("h1", "budget", "view3", (app_tool("get-allocations", "Reads"),))])
+    tool = table.get("budget_view3__get-allocations")
+    assert tool is not None and tool.view == "h1" and (tool.server, tool.name) == ("budget", "get-allocations")
+    assert table.resolve("budget_view3__get-allocations") == ("budget", "get-allocations")
+    assert "view3" in tool.description and tool.description.endswith("Reads")
+    assert table.get("budget__get-budget-data").view is None
+
+
+def test_an_app_tool_never_takes_a_server_tools_name() -> None:
+    # A server named so that its tool reads exactly like the view's tool keeps that name.
+    servers = build_tool_table([("budget_view3", "get", "", SCHEMA), ("budget", "get", "", SCHEMA)])
+    table = with_app_tools(servers, [ViewTools("h1", "budget", "view3", (app_tool("get"), app_tool("get")))])
+    assert table.get("budget_view3__get").view is None
+    app = [t for t in table if t.view == "h1"]
+    assert len(app) == 2 and all(t.model_name.startswith("budget_view3__get_") for t in app)
+    assert len(set(table.names())) == len(table) == 4
+
+
+def test_app_tool_names_are_valid_even_when_long_or_odd() -> None:
+    views = [ViewTools("h2", "图表" * 20, "view12", (app_tool("x" * 128), app_tool("a.b c"))),
+             ViewTools("h3", "s", "view1", (app_tool("t", schema={"type": "array"}),))]
+    table = with_app_tools(build_tool_table([]), views)
+    assert all(NAME_PATTERN.match(n) for n in table.names()) and len(table) == 3
+    assert table.get("s_view1__t").input_schema == {"type": "object", "properties": {}}

@@ -100,15 +100,30 @@ def read(item):
     return {"contents": [item]}
 
 
-def test_template_text_and_meta_from_both_places():
+def test_template_meta_on_the_content_item_replaces_the_listing_entry_whole():
+    listing = {"uri": "ui://a", "_meta": {"ui": {"prefersBorder": False, "domain": "a.example",
+                                                 "csp": {"connectDomains": ["https://old.example.com"],
+                                                         "resourceDomains": ["https://cdn.example.com"]}}}}
     t = parse_template("s", "ui://a", read({
         "uri": "ui://a", "mimeType": MIME, "text": "<html></html>",
         "_meta": {"ui": {"csp": {"connectDomains": ["https://api.example.com"]}}},
-    }), {"uri": "ui://a", "_meta": {"ui": {"prefersBorder": False, "csp": {"connectDomains": ["https://old.example.com"]}}}},
-        max_bytes=1000)
+    }), listing, max_bytes=1000)
     assert t.csp.connect_domains == ("https://api.example.com",)  # the content item wins
-    assert t.prefers_border is False
+    # ... as a whole: nothing the item left out is taken from the listing (the spec's "Metadata Location").
+    assert t.csp.resource_domains == () and t.prefers_border is None and t.domain is None
     assert len(t.sha256) == 64
+
+
+def test_template_meta_falls_back_to_the_listing_entry():
+    listing = {"uri": "ui://a", "_meta": {"ui": {"prefersBorder": False,
+                                                 "csp": {"connectDomains": ["https://old.example.com"]}}}}
+    t = parse_template("s", "ui://a", read({"uri": "ui://a", "mimeType": MIME, "text": "<p>x</p>"}), listing,
+                       max_bytes=1000)
+    assert t.csp.connect_domains == ("https://old.example.com",) and t.prefers_border is False
+    # An empty _meta.ui on the item is still the item's word: nothing is widened from the listing.
+    t = parse_template("s", "ui://a", read({"uri": "ui://a", "mimeType": MIME, "text": "<p>x</p>",
+                                            "_meta": {"ui": {}}}), listing, max_bytes=1000)
+    assert t.csp.connect_domains == () and t.prefers_border is None
 
 
 def test_template_blob():
@@ -132,3 +147,24 @@ def test_template_errors_name_the_rule(uri, item, needle):
     with pytest.raises(TemplateError, match=needle) as info:
         parse_template("srv", uri, read(item), None, max_bytes=100)
     assert "srv" in str(info.value)
+
+
+@pytest.mark.parametrize("code", [-32002, -32602])
+def test_both_spellings_of_resource_not_found_read_as_not_found(code):
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    from mcp_apps_host.host.proxied import read_error
+    from mcp_apps_host.servers.catalog import read_template
+    from mcp_apps_host.settings import Limits
+
+    class Client:
+        async def read_resource(self, uri):
+            raise MCPError(code, f"Resource not found: {uri}")
+
+    error = anyio.run(lambda: read_template(Client(), "s", "ui://s/gone.html", None, Limits(), lambda t: t, str))
+    assert f"no such resource (not found, error {code})" in str(error)
+    assert read_error("s", "ui://s/gone.html", MCPError(code, "Resource not found")) == (
+        code, f"server 's' has no resource ui://s/gone.html (not found, error {code})")
+    # Another invalid-params error is not taken for "not found".
+    assert "failed" in read_error("s", "x://y", MCPError(-32602, "uri must be absolute"))[1]

@@ -276,3 +276,24 @@ def test_sampling_default_rate():
 def test_sampling_config_errors(data, needle):
     with pytest.raises(ConsentConfigError, match=needle):
         parse_sampling_config(data)
+
+
+# ---- tools a view offers of its own ---------------------------------------------------------------
+
+
+def test_app_tools_are_asked_about_unless_read_only_and_have_their_own_rules():
+    from mcp_apps_host.values.apptools import AppTool
+
+    read = AppTool("get-state", None, "", {"type": "object"}, {"readOnlyHint": True})
+    both = AppTool("wipe", None, "", {"type": "object"}, {"readOnlyHint": True, "destructiveHint": True})
+    move = AppTool("move", None, "", {"type": "object"})
+    policy = ConsentPolicy({"game": {"move": "allow", "app:wipe": "allow"}, "locked": {"*": "deny"},
+                            "open": {"app:*": "allow", "*": "deny"}})
+    assert policy.decide_app_tool("game", read)[0] == "allow"
+    # A server tool's rule does not reach a view's tool of the same name.
+    decision, reason = policy.decide_app_tool("game", move)
+    assert decision == "ask" and "not annotated read-only" in reason
+    assert policy.decide_app_tool("game", both) == ("allow", "config rule consent.game.app:wipe = allow")
+    assert policy.decide_app_tool("other", both)[0] == "ask"  # destructive outweighs read-only
+    assert policy.decide_app_tool("locked", read) == ("deny", "config rule consent.locked.* = deny")
+    assert policy.decide_app_tool("open", move)[0] == "allow"

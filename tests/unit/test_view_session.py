@@ -308,7 +308,7 @@ def test_display_mode_switch_for_a_view_that_declared_it():
     assert s.set_display_mode("fullscreen") == []  # the person only ever takes a view back inline
 
 
-@pytest.mark.parametrize("method", ["tools/list", "made/up"])
+@pytest.mark.parametrize("method", ["resources/list", "made/up"])
 def test_unknown_methods_get_method_not_found(method):
     s = ready(make())
     [err] = posts(s.receive(req(0, method, {})))
@@ -466,7 +466,7 @@ def test_download_file_asks_with_a_safe_name():
     assert posts(effects)[0]["result"] == {}
 
 
-@pytest.mark.parametrize("contents", [None, [], [{"type": "resource_link", "uri": "x://y"}],
+@pytest.mark.parametrize("contents", [None, [], [{"type": "resource_link", "name": "no uri"}],
                                       [{"type": "resource", "resource": {"uri": "x://y"}}]])
 def test_download_file_bad_params(contents):
     s = ready(make())

@@ -14,7 +14,7 @@ METHODS = ["ui/initialize", "ping", "tools/call", "resources/read", "ui/open-lin
            "ui/update-model-context", "ui/request-display-mode", "ui/download-file", "sampling/createMessage",
            "ui/notifications/initialized", "ui/notifications/size-changed", "notifications/message",
            "notifications/cancelled", "ui/notifications/request-teardown", "ui/notifications/sandbox-proxy-ready",
-           "ui/notifications/sandbox-resource-ready", "made/up"]
+           "ui/notifications/sandbox-resource-ready", "tools/list", "notifications/tools/list_changed", "made/up"]
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -64,3 +64,28 @@ def test_any_params_to_every_method(params):
         session = ready(make())
         well_formed(session.receive(req(1, method, params if isinstance(params, dict) else {"value": params})))
         well_formed(session.receive(note(method, params if isinstance(params, dict) else None)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values, json_values, st.booleans())
+def test_any_answer_to_the_hosts_tool_requests(listing, answer, as_error):
+    """A view that declared tools of its own answers the host's tools/list and tools/call with anything."""
+    from mcp_apps_host.errors import CallFailed
+
+    session = make()
+    session.receive(note("ui/notifications/sandbox-proxy-ready"))
+    session.receive(req(0, "ui/initialize", {"appInfo": {}, "appCapabilities": {"tools": {"listChanged": True}}}))
+    effects = session.receive(note("ui/notifications/initialized"))
+    well_formed(effects)
+    [ask] = [e.message for e in effects if isinstance(e, vs.PostToView) and e.message.get("method") == "tools/list"]
+    tools = [{"name": "t", "inputSchema": {"type": "object"}}, listing]
+    well_formed(session.receive({"jsonrpc": "2.0", "id": ask["id"], "result": {"tools": tools}}))
+    try:
+        rid, sent = session.call_app_tool("t", {})
+    except CallFailed:
+        return  # the listing made "t" invalid: nothing to call
+    well_formed(sent)
+    reply = {"error": {"code": -1, "message": str(answer)}} if as_error else {"result": answer}
+    well_formed(session.receive({"jsonrpc": "2.0", "id": rid, **reply}))
+    well_formed(session.request_timed_out(rid))
+    well_formed(session.teardown("done"))

@@ -1,4 +1,10 @@
-"""The tools a model may call: unique, readable names across servers, and each provider's tool format."""
+"""The tools a model may call: unique, readable names across servers and views, and each provider's
+tool format.
+
+A server's tool is `server__tool`. A tool a view offers of its own (an app-provided tool) is
+`server_viewN__tool`, N being the view's call: the name says whose it is and keeps the tool's
+own name readable. Server tools keep their names; an app tool that would take one gets a hash.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..values.apptools import AppTool
     from ..values.tools import ToolEntry
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -24,6 +31,8 @@ class ModelTool:
     name: str  # the tool's MCP name on its server
     description: str
     input_schema: dict[str, Any]
+    view: str | None = None  # the view offering this tool (an app-provided tool); None for a server's tool
+    view_label: str | None = None  # how that view is named to the model and the person ("view7")
 
 
 def _hash(server: str, tool: str, length: int) -> str:
@@ -51,12 +60,12 @@ class ToolTable:
 
     def __init__(self, tools: Iterable[ModelTool] = ()) -> None:
         self._tools: dict[str, ModelTool] = {}
-        self._by_origin: dict[tuple[str, str], ModelTool] = {}
+        self._by_origin: dict[tuple[str, str, str | None], ModelTool] = {}
         for tool in tools:
             if tool.model_name in self._tools:
                 raise ValueError(f"duplicate model tool name {tool.model_name!r}")
             self._tools[tool.model_name] = tool
-            self._by_origin[(tool.server, tool.name)] = tool
+            self._by_origin[(tool.server, tool.name, tool.view)] = tool
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -78,8 +87,8 @@ class ToolTable:
         tool = self._tools.get(model_name)
         return (tool.server, tool.name) if tool else None
 
-    def model_name(self, server: str, tool: str) -> str | None:
-        entry = self._by_origin.get((server, tool))
+    def model_name(self, server: str, tool: str, view: str | None = None) -> str | None:
+        entry = self._by_origin.get((server, tool, view))
         return entry.model_name if entry else None
 
     def openai_tools(self) -> list[dict[str, Any]]:
@@ -151,3 +160,39 @@ def tool_table_from_entries(entries: Iterable[ToolEntry]) -> ToolTable:
         for e in entries
         if e.model_visible
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ViewTools:
+    """The tools one view offers, for the model's table."""
+
+    view: str  # the view's handle
+    server: str
+    label: str  # how the name says which view: "view7" for the view of call 7
+    tools: tuple[AppTool, ...]
+
+
+def app_tool_name(server: str, label: str, tool: str) -> str:
+    """`server_viewN__tool`, with anything a provider refuses replaced by `_` (may still be too long)."""
+    return f"{_UNSAFE.sub('_', server) or '_'}_{_UNSAFE.sub('_', label)}{SEPARATOR}{_UNSAFE.sub('_', tool) or '_'}"
+
+
+def with_app_tools(table: ToolTable, views: Iterable[ViewTools]) -> ToolTable:
+    """``table`` plus the tools the views offer. A server tool keeps its name; an app tool whose name
+    is taken or too long gets a hash of (view, tool) instead, so it can never stand in for another tool."""
+    taken = set(table.names())
+    added: list[ModelTool] = []
+    for group in views:
+        for tool in group.tools:
+            plain = name = app_tool_name(group.server, group.label, tool.name)
+            attempt = 0
+            while len(name) > MAX_NAME or name in taken:
+                digest = hashlib.sha256(f"{group.view}\0{tool.name}\0{attempt}".encode()).hexdigest()[:8]
+                name = f"{plain[: MAX_NAME - 9]}_{digest}"
+                attempt += 1
+            taken.add(name)
+            origin = f"[An app tool: offered by the {group.server} view {group.label} (tool {tool.name!r}), run " \
+                     "inside that view and gone when it closes; its description comes from the view.]"
+            added.append(ModelTool(name, group.server, tool.name, f"{origin} {tool.description}".strip(),
+                                   _object_schema(tool.input_schema), view=group.view, view_label=group.label))
+    return ToolTable([*table, *added])

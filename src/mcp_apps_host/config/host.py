@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..settings import Limits
@@ -44,11 +45,15 @@ class HostConfig:
     secret_key: str | None = None
     watch: bool = False  # `serve --watch`: restart a stdio server whose files change, re-render its views
     watch_debounce_ms: int = 300
+    # The level of the log messages servers are asked to send (MCP logging levels).
+    server_log_level: str = "info"
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str = "config", **overrides: Any) -> HostConfig:
-        """A config file's document, checked section by section (errors name ``source`` and the key)."""
-        servers = parse_config(data, source) if "mcpServers" in data else []
+    def from_dict(cls, data: Mapping[str, Any], source: str = "config", base: Path | None = None,
+                  **overrides: Any) -> HostConfig:
+        """A config file's document, checked section by section (errors name ``source`` and the key).
+        Relative paths in it (roots) are read from ``base``, the file's folder."""
+        servers = parse_config(data, source, base) if "mcpServers" in data else []
         config = cls(
             servers=tuple(servers),
             model=parse_model_config(data),

@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from .roots import parse_roots, root_uri
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -30,6 +32,7 @@ class ServerSpec:
     headers: dict[str, str] = field(default_factory=dict)
     apps: bool | None = None  # "apps": true/false in its entry: may its views render (None: not said)
     watch: tuple[str, ...] = ()  # `serve --watch`: paths whose changes restart this (stdio) server
+    roots: tuple[str, ...] = ()  # file:// URIs the server may work in (roots/list)
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -106,7 +109,9 @@ def default_watch_paths(spec: ServerSpec) -> tuple[str, ...]:
     return (str(base),) if spec.cwd else ()
 
 
-def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
+def parse_config(data: Any, source: str = "config", base: Path | None = None) -> list[ServerSpec]:
+    """The servers of a config document; relative roots are read from ``base`` (the file's folder)."""
+    base = base if base is not None else Path.cwd()
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
         raise ConfigError(f'{source}: expected an object with "mcpServers": {{NAME: {{...}}}}')
     specs: list[ServerSpec] = []
@@ -121,12 +126,13 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
         apps = entry.get("apps")
         if apps is not None and not isinstance(apps, bool):
             raise ConfigError(f"{where}.apps must be true or false, not {apps!r}")
+        roots = parse_roots(entry.get("roots"), base, where)
         if url:
             if not isinstance(url, str):
                 raise ConfigError(f"{where}.url must be a string")
             specs.append(
                 ServerSpec(name=name, url=_check_url(url, where),
-                           headers=_str_map(entry.get("headers"), f"{where}.headers"), apps=apps)
+                           headers=_str_map(entry.get("headers"), f"{where}.headers"), apps=apps, roots=roots)
             )
             continue
         args = entry.get("args", [])
@@ -137,7 +143,7 @@ def parse_config(data: Any, source: str = "config") -> list[ServerSpec]:
             raise ConfigError(f"{where}.cwd must be a string")
         specs.append(
             ServerSpec(name=name, command=command, args=tuple(args), env=_str_map(entry.get("env"), f"{where}.env"),
-                       cwd=cwd, apps=apps, watch=_watch_paths(entry.get("watch"), f"{where}.watch"))
+                       cwd=cwd, apps=apps, roots=roots, watch=_watch_paths(entry.get("watch"), f"{where}.watch"))
         )
     return specs
 
@@ -167,3 +173,19 @@ def merge_specs(*groups: list[ServerSpec]) -> list[ServerSpec]:
                 raise ConfigError(f"server name {spec.name!r} is given more than once")
             seen[spec.name] = spec
     return list(seen.values())
+
+
+def apply_root_flags(specs: Sequence[ServerSpec], flags: Sequence[str], cwd: Path) -> list[ServerSpec]:
+    """`--root PATH` (every server) and `--root SERVER=PATH` (one), added to each server's own roots."""
+    names = {s.name for s in specs}
+    extra: dict[str | None, list[str]] = {}
+    for flag in flags:
+        name, sep, rest = flag.partition("=")
+        server = name if sep and name in names else None
+        target = rest if server is not None else flag
+        extra.setdefault(server, []).append(root_uri(target, cwd, f"--root {flag!r}"))
+    out = []
+    for spec in specs:
+        added = [*extra.get(None, []), *extra.get(spec.name, [])]
+        out.append(replace(spec, roots=tuple(dict.fromkeys([*spec.roots, *added]))) if added else spec)
+    return out

@@ -1,5 +1,7 @@
 // Tiny view-side MCP Apps client (protocol 2026-01-26): JSON-RPC 2.0 over window.parent.postMessage.
 // Usage: mcpApp.onToolResult(cb); ...; mcpApp.connect({ name: "my-view", version: "1.0.0" });
+// A view may offer tools of its own: mcpApp.registerTool(name, {description, inputSchema}, handler)
+// before connect (the host then lists them with tools/list and calls them with tools/call).
 (function () {
   "use strict";
 
@@ -11,6 +13,8 @@
   let nextId = 0;
   let hostContext = {};
   let appInfo = { name: "mcp-app", version: "0.0.0" };
+  const ownTools = new Map(); // name -> { definition, handler }
+  let initialized = false;
 
   function post(message) {
     window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, message), "*");
@@ -86,9 +90,35 @@
     if (sizeTimer === null) sizeTimer = setTimeout(reportSize, 50);
   }
 
+  function toolsChanged() {
+    if (initialized) notify("notifications/tools/list_changed", {});
+  }
+
+  function callOwnTool(msg) {
+    const params = msg.params || {};
+    const tool = ownTools.get(params.name);
+    if (!tool) {
+      post({ id: msg.id, error: { code: -32602, message: "Unknown tool: " + params.name } });
+      return;
+    }
+    Promise.resolve()
+      .then(function () { return tool.handler(params.arguments || {}); })
+      .then(function (result) {
+        if (typeof result === "string") result = { content: [{ type: "text", text: result }] };
+        post({ id: msg.id, result: result });
+      }, function (err) {
+        post({ id: msg.id, result: { content: [{ type: "text", text: String((err && err.message) || err) }], isError: true } });
+      });
+  }
+
   function handleRequest(msg) {
     let result;
-    if (msg.method === "ping") {
+    if (msg.method === "tools/call") {
+      callOwnTool(msg);
+      return;
+    } else if (msg.method === "tools/list") {
+      result = { tools: Array.from(ownTools.values()).map(function (t) { return t.definition; }) };
+    } else if (msg.method === "ping") {
       result = {};
     } else if (msg.method === "ui/resource-teardown") {
       emit("ui/resource-teardown", msg.params || {});
@@ -132,14 +162,17 @@
     connect: function (info) {
       if (connecting) return connecting;
       if (info) appInfo = { name: info.name, version: info.version };
+      const capabilities = { availableDisplayModes: ["inline"] };
+      if (ownTools.size) capabilities.tools = { listChanged: true };
       connecting = request("ui/initialize", {
         appInfo: appInfo,
-        appCapabilities: { availableDisplayModes: ["inline"] },
+        appCapabilities: capabilities,
         protocolVersion: PROTOCOL_VERSION,
       }).then(function (res) {
         hostContext = (res && res.hostContext) || {};
         applyHostContext(hostContext);
         notify("ui/notifications/initialized");
+        initialized = true;
         new ResizeObserver(scheduleSize).observe(root);
         reportSize();
         emit("ui/notifications/host-context-changed", hostContext);
@@ -192,6 +225,17 @@
       if (content !== undefined) params.content = content;
       if (structuredContent !== undefined) params.structuredContent = structuredContent;
       return request("ui/update-model-context", params);
+    },
+    /** Offer a tool of this view's own (before connect): handler(args) returns a CallToolResult or a string. */
+    registerTool: function (name, definition, handler) {
+      const def = Object.assign({ name: name, inputSchema: { type: "object", properties: {} } }, definition || {});
+      ownTools.set(name, { definition: def, handler: handler });
+      toolsChanged();
+      return {
+        remove: function () {
+          if (ownTools.delete(name)) toolsChanged();
+        },
+      };
     },
     /** Any other request to the host. */
     request: request,

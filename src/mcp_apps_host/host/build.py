@@ -25,6 +25,7 @@ from .bus import Bus, LocalBus, deliver
 from .core import Host, Stores
 from .handles import HandleSigner
 from .sandbox import Sandbox
+from .serverasks import HostAsks
 
 
 def build_agent(config: HostConfig) -> AgentLoop | None:
@@ -62,15 +63,20 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     stores = Stores(Conversations(engine), RememberedConsents(engine), TemplatePins(engine), SamplingBudgets(engine),
                     ViewInstances(engine))
     bus: Bus = PostgresBus(url, deliver) if engine.dialect.name == "postgresql" else LocalBus()
+    audit = AuditLog(engine)
+    sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks
+    asks = HostAsks(sampling, agent, audit)
     return Host(
-        servers=ServerManager(list(config.servers), config.limits, reviewed, config.apps.for_server, server_headers),
+        servers=ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
+                              config.apps.for_server, server_headers),
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,
         stores=stores,
-        audit=AuditLog(engine),
+        audit=audit,
         consent=ConsentPolicy(config.consent),
-        sampling=SamplingPolicy(config.sampling),
+        sampling=sampling,
+        asks=asks,
         trust_lists=config.trust,
         agent=agent,
         signer=HandleSigner(config.secret_key, round(config.limits.view_token_max_age)),

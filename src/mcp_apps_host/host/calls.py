@@ -16,10 +16,12 @@ from mcp.shared.exceptions import MCPError
 
 from ..errors import CallFailed, ServerUnavailable
 from ..servers.connection import ProgressFn
+from ..values import protocol as M
 from ..values.content import error_result
 from ..values.tools import ToolEntry
 from ..views.jsonrpc import INTERNAL_ERROR
 from . import frames as f
+from .asking import TabAsks
 from .audit import Auditor
 from .core import Host
 from .journal import ConversationLog
@@ -35,9 +37,10 @@ class CallCard:
         self.page = page
         self.call_id = call_id
 
-    def started(self, server: str | None, tool: str | None, arguments: dict[str, Any], source: str) -> None:
+    def started(self, server: str | None, tool: str | None, arguments: dict[str, Any], source: str,
+                app_tool_of: str | None = None) -> None:
         self.page.send(f.CallStarted(call_id=self.call_id, server=server, tool=tool, arguments=arguments,
-                                     source=source))  # type: ignore[arg-type]
+                                     source=source, app_tool_of=app_tool_of))  # type: ignore[arg-type]
 
     def progress(self, value: float, total: float | None, message: str | None) -> None:
         self.page.send(f.CallProgress(call_id=self.call_id, progress=value, total=total, message=message))
@@ -52,7 +55,7 @@ class CallCard:
     def replay(self, record: dict[str, Any]) -> None:
         """A call kept on record, drawn again as it ended (a call still running then was interrupted)."""
         self.started(record.get("server"), record.get("tool"), record.get("arguments", {}),
-                     record.get("source", "person"))
+                     record.get("source", "person"), record.get("appToolOf"))
         status, duration = record.get("status"), record.get("durationMs", 0)
         if status in ("ok", "tool-error"):
             self.page.send(f.CallFinished(call_id=self.call_id, result=record.get("result"),
@@ -65,8 +68,9 @@ class CallCard:
 
 class Calls:
     def __init__(self, host: Host, page: Page, log: ConversationLog, audit: Auditor, views: Views,
-                 mounting: Mounting) -> None:
+                 mounting: Mounting, asks: TabAsks) -> None:
         self.host = host
+        self.asks = asks
         self.page = page
         self.log = log
         self.audit = audit
@@ -156,10 +160,12 @@ class Calls:
 
     async def run(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: str,
                   on_progress: ProgressFn | None = None, record: dict[str, Any] | None = None,
-                  key: int | None = None) -> dict[str, Any]:
+                  key: int | None = None, app_tool_of: LiveView | None = None) -> dict[str, Any]:
         """One tool call as the conversation shows it (started, progress, finished or failed), kept on record.
 
-        Returns the result; raises :class:`CallFailed` when there is none.
+        With ``app_tool_of`` the tool is one that view offers of its own, and the view runs it; its messages
+        are in the audit trail as the view's traffic. Returns the result; raises :class:`CallFailed` when
+        there is none.
         """
         started = time.monotonic()
         card = CallCard(self.page, call_id)
@@ -181,22 +187,31 @@ class Calls:
             if on_progress is not None:
                 await on_progress(progress, total, message)
 
-        card.started(server, tool, arguments, source)
-        self.audit("host->server", "tools/call", server=server, msg_id=call_id, reason=f"called by the {source}",
-                   payload={"name": tool, "arguments": arguments})
+        card.started(server, tool, arguments, source, app_tool_of.label if app_tool_of else None)
+        to_server = app_tool_of is None
+        if to_server:
+            self.audit("host->server", M.TOOLS_CALL, server=server, msg_id=call_id, reason=f"called by the {source}",
+                       payload={"name": tool, "arguments": arguments})
         try:
-            result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
+            if app_tool_of is not None:
+                result = await self.views.call_app_tool(app_tool_of.handle, tool, arguments)
+            else:
+                with self.asks.calling(server):  # what the server asks meanwhile is asked in this tab
+                    result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
         except asyncio.CancelledError:
             finish("cancelled", None, None)
-            self.audit("host->server", "notifications/cancelled", server=server, msg_id=call_id, reason="cancelled")
+            if to_server:
+                self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason="cancelled")
             raise
         except Exception as exc:  # every failure is shown where it happened
             error = _describe_call_error(server, tool, exc)
             finish("failed", None, error)
-            self.audit("server->host", "tools/call", server=server, msg_id=call_id, reason=error)
+            if to_server:
+                self.audit("server->host", M.TOOLS_CALL, server=server, msg_id=call_id, reason=error)
             raise CallFailed(error, exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR) from exc
         finish("tool-error" if result.get("isError") is True else "ok", result, None)
-        self.audit("server->host", "tools/call", server=server, msg_id=call_id, payload=result)
+        if to_server:
+            self.audit("server->host", M.TOOLS_CALL, server=server, msg_id=call_id, payload=result)
         return result
 
 
@@ -205,6 +220,6 @@ def _describe_call_error(server: str, tool: str, exc: Exception) -> str:
         return f"{server}/{tool} failed: {exc.message} (error {exc.code})"
     if isinstance(exc, TimeoutError):
         return f"{server}/{tool} did not answer in time"
-    if isinstance(exc, ServerUnavailable):
+    if isinstance(exc, (ServerUnavailable, CallFailed)):
         return str(exc)
     return f"{server}/{tool} failed: {exc or type(exc).__name__}"

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
+from pathlib import Path
 
+from ..config.roots import root_uri
+from ..errors import ConfigError, ServerUnavailable
+from ..values.protocol import ROOTS_LIST_CHANGED
 from .services import TabServices
 from .turns import Turns
 
 HELP = (
     "Commands: /call SERVER TOOL [JSON arguments] — call a tool, e.g. /call chart show-chart {\"metric\": \"users\"}; "
-    "/servers — list servers and tools; /help — this text."
+    "/servers — list servers and tools; /roots [SERVER add|remove PATH] — the directories servers may work in; "
+    "/help — this text."
 )
 
 
@@ -18,11 +24,13 @@ class Commands:
         self.tab = tab
         self.turns = turns
 
-    def chat(self, text: str) -> None:
+    def chat(self, text: str) -> Awaitable[None] | None:
         text = text.strip()
         page = self.tab.page
         if not text:
-            return
+            return None
+        if text == "/roots" or text.startswith("/roots "):
+            return self._roots(text.split()[1:])
         if text in ("/help", "/?"):
             page.notice(HELP)
         elif text == "/servers":
@@ -37,12 +45,14 @@ class Commands:
             page.notice(f"Unknown command {text.split()[0]!r}. " + HELP, "error")
         else:
             self._call(text)
+        return None
 
     def _servers(self) -> str:
         lines = []
         for s in self.tab.host.servers.snapshot():
             tools = ", ".join(t["name"] for t in s["tools"]) or "no tools"
-            lines.append(f"{s['name']} ({s['status']}): {tools}")
+            version = f", MCP {s['protocolVersion']}" if s.get("protocolVersion") else ""
+            lines.append(f"{s['name']} ({s['status']}{version}): {tools}")
         return "\n".join(lines)
 
     def _call(self, text: str) -> None:
@@ -58,3 +68,33 @@ class Commands:
                                  f"({exc.msg} at column {exc.colno})", "error")
             return
         self.tab.calls.from_page(parts[1], parts[2], arguments)
+
+    async def _roots(self, words: list[str]) -> None:
+        """`/roots` lists every server's roots; `/roots SERVER add|remove PATH` changes one server's."""
+        page, servers = self.tab.page, self.tab.host.servers
+        if not words:
+            lines = [f"{c.name}: {', '.join(c.roots) or 'no roots'}" for c in servers.connections.values()]
+            page.notice("\n".join(lines) or "No servers are configured.")
+            return
+        if len(words) != 3 or words[1] not in ("add", "remove"):
+            page.notice("Usage: /roots [SERVER add|remove PATH]", "error")
+            return
+        name, action, target = words
+        try:
+            conn = servers.get(name)
+            if action == "add":
+                uri = root_uri(target, Path.cwd(), f"/roots {name} add")
+            else:  # a root may be removed after its folder is gone
+                uri = target if "://" in target else Path(target).expanduser().resolve().as_uri()
+        except (ServerUnavailable, ConfigError) as exc:
+            page.notice(str(exc), "error")
+            return
+        kept = [r for r in conn.roots if r != uri]
+        roots = tuple(dict.fromkeys([*conn.roots, uri])) if action == "add" else tuple(kept)
+        if roots == conn.roots:
+            page.notice(f"{name}: {uri} is {'already' if action == 'add' else 'not'} one of its roots")
+            return
+        await servers.set_roots(name, roots)
+        self.tab.audit("host->server", ROOTS_LIST_CHANGED, server=name, reason=f"{action} {uri} by the person",
+                       payload={"roots": list(roots)})
+        page.notice(f"{name}: roots are now {', '.join(roots) or 'none'}")

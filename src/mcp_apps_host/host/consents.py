@@ -25,6 +25,7 @@ Answer = Callable[[bool, bool], None]  # (allow, remember)
 class _Question:
     view: str | None
     on_answer: Answer
+    answer_when_withdrawn: bool = False  # someone awaits the answer: a withdrawn question is a "no"
 
 
 class Consents:
@@ -34,12 +35,34 @@ class Consents:
         self._open: dict[int, _Question] = {}
         self._ids = itertools.count()
 
-    def ask(self, frame: dict[str, Any], view: str | None, on_answer: Answer) -> int:
+    def ask(self, frame: dict[str, Any], view: str | None, on_answer: Answer,
+            answer_when_withdrawn: bool = False) -> int:
         """Show a consent dialog (the `consent` frame's fields but its id); ``on_answer`` gets the reply."""
         consent_id = next(self._ids)
-        self._open[consent_id] = _Question(view, on_answer)
+        self._open[consent_id] = _Question(view, on_answer, answer_when_withdrawn)
         self._page.send(Consent(id=consent_id, view=view, **frame))
         return consent_id
+
+    async def ask_app_tool_call(self, view: str, server: str, label: str, tool: str,
+                                arguments: dict[str, Any], app: str = "") -> bool:
+        """The model wants to call a tool a view offers of its own: wait for the person (a closed view is a no)."""
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def answered(allow: bool, _remember: bool) -> None:
+            if not answer.done():
+                answer.set_result(allow)
+
+        said = f", which says it is {app}" if app else ""
+        consent_id = self.ask({
+            "kind": "app-tool-call", "server": server,
+            "title": f"The model wants to call {tool}, a tool of the {server} view {label}",
+            "detail": f"{server} · {label} · {tool} (offered by the view itself{said})\n"
+                      f"{json.dumps(arguments, ensure_ascii=False, indent=2)}",
+            "subject": tool, "can_remember": False}, view, answered, answer_when_withdrawn=True)
+        try:
+            return await answer
+        finally:
+            self._open.pop(consent_id, None)
 
     async def ask_model_tool_call(self, entry: ToolEntry, arguments: dict[str, Any]) -> bool:
         """The model wants to call a tool the policy asks about: wait for the person's answer."""
@@ -74,7 +97,13 @@ class Consents:
             if question.view == view:
                 del self._open[consent_id]
                 self._page.send(ConsentDismiss(id=consent_id))
+                if question.answer_when_withdrawn:
+                    question.on_answer(False, False)
 
     def clear_views(self) -> None:
         """Every view is gone at once (the page closed or another conversation opened)."""
+        gone = [q for q in self._open.values() if q.view is not None]
         self._open = {i: q for i, q in self._open.items() if q.view is None}
+        for question in gone:
+            if question.answer_when_withdrawn:
+                question.on_answer(False, False)

@@ -32,6 +32,7 @@ from ..values.templates import Template
 from .bus import Bus, LocalBus
 from .handles import HandleSigner, ViewPass
 from .sandbox import Sandbox
+from .serverasks import HostAsks
 
 # Browser features a view may be granted through the iframe `allow` attribute when it asks.
 DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
@@ -78,6 +79,7 @@ class Host:
     sampling: SamplingPolicy = field(default_factory=lambda: SamplingPolicy({}))
     trust_lists: TrustLists | None = None  # None: templates are not checked against pins
     agent: AgentLoop | None = None  # None: no model, tools are called directly
+    asks: HostAsks | None = None  # what servers ask the person (elicitation, sampling) goes through here
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     signer: HandleSigner = field(default_factory=lambda: HandleSigner(None, 24 * 3600))
     bus: Bus = field(default_factory=LocalBus)

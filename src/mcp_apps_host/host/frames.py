@@ -156,6 +156,24 @@ class TrustReply(Frame):
     accept: bool
 
 
+class AppToolCall(Frame):
+    """The person called one of a view's own tools from the list on the view."""
+
+    type: Literal["app-tool-call"]
+    view: _Name
+    tool: _Name
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ElicitReply(Frame):
+    """The answer to an `elicit` dialog: `content` holds the form's values when `action` is `accept`."""
+
+    type: Literal["elicit-reply"]
+    id: int
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+
 class ConversationNew(Frame):
     """Start an empty conversation."""
 
@@ -185,9 +203,8 @@ class ConversationDelete(Frame):
 
 
 PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewClose | ViewHostContext
-             | InspectorOpen | InspectorClose | Theme
-             | ConsentReply | TrustReply | ConversationNew | ConversationOpen | ConversationRename
-             | ConversationDelete)
+             | InspectorOpen | InspectorClose | Theme | ConsentReply | TrustReply | AppToolCall | ElicitReply
+             | ConversationNew | ConversationOpen | ConversationRename | ConversationDelete)
 _PAGE_FRAMES: TypeAdapter[PageFrame] = TypeAdapter(Annotated[PageFrame, Field(discriminator="type")])
 
 
@@ -219,7 +236,8 @@ class Servers(Frame):
     "model" are never listed."""
 
     type: Literal["servers"] = "servers"
-    # [{name, status, error, transport, target, tools: [{name, title, description, inputSchema, hasView, callable}]}]
+    # [{name, status, error, transport, target, protocolVersion, roots,
+    #   tools: [{name, title, description, inputSchema, hasView, callable}]}]
     servers: list[dict[str, Any]]
 
 
@@ -273,7 +291,8 @@ class AssistantDone(Frame):
 
 
 class CallStarted(Frame):
-    """A tool call began (`source`: person, view or model)."""
+    """A tool call began (`source`: person, view or model). `appToolOf` names the view when the tool is
+    one the view offers of its own (an app-provided tool) rather than one of its server's."""
 
     type: Literal["call-started"] = "call-started"
     call_id: int
@@ -281,6 +300,7 @@ class CallStarted(Frame):
     tool: str | None
     arguments: dict[str, Any]
     source: Literal["person", "view", "model"]
+    app_tool_of: str | None = None
 
 
 class CallProgress(Frame):
@@ -383,6 +403,15 @@ class ViewContext(Frame):
     text: str
 
 
+class ViewTools(Frame):
+    """The tools a view offers of its own, as last listed (empty when none or the view is gone): drawn on
+    the view, each callable with `app-tool-call`. `modelName` is the name the model knows it by."""
+
+    type: Literal["view-tools"] = "view-tools"
+    view: str
+    tools: list[dict[str, Any]]  # [{name, title, description, inputSchema, readOnly, modelName}]
+
+
 class ViewDisplayMode(Frame):
     """Show the view inline, fullscreen or pip."""
 
@@ -409,12 +438,13 @@ class InspectorContext(Frame):
 
 
 class Consent(Frame):
-    """Ask the person; reply with `consent-reply`. `view` is null for the model's tool calls; the link
-    fields are set for `open-link` only."""
+    """Ask the person; reply with `consent-reply`. `view` is the view asking (for `app-tool-call`: the view
+    whose own tool the model wants to call); null for the model's calls of server tools and for what a server
+    asks itself. The link fields are set for `open-link` only."""
 
     type: Literal["consent"] = "consent"
     id: int
-    kind: Literal["tool-call", "message", "open-link", "download", "sampling"]
+    kind: Literal["tool-call", "app-tool-call", "message", "open-link", "download", "sampling"]
     server: str
     view: str | None
     title: str
@@ -460,7 +490,8 @@ class ViewHeld(Frame):
 
 
 class Download(Frame):
-    """The person allowed a download: save it under `filename` (never opened)."""
+    """The person allowed a download: save `text` or `blob` under `filename` (never opened); with `url`
+    (a link the view named), let the browser download it in a new tab."""
 
     type: Literal["download"] = "download"
     view: str
@@ -468,6 +499,40 @@ class Download(Frame):
     mime_type: str
     text: str | None
     blob: str | None  # base64
+    url: str | None = None
+
+
+class Elicit(Frame):
+    """A server asks the person for input (`elicitation/create`): a form built from `requestedSchema` (mode `form`)
+    or a link to open (mode `url`, with the link fields of `consent`). Reply with `elicit-reply`."""
+
+    type: Literal["elicit"] = "elicit"
+    id: int
+    server: str
+    mode: Literal["form", "url"]
+    message: str
+    requested_schema: dict[str, Any] | None = None
+    display: str | None = None
+    href: str | None = None
+    differs: bool | None = None
+    host_ascii: str | None = None
+    host_unicode: str | None = None
+    warnings: list[str] | None = None
+
+
+class ElicitInvalid(Frame):
+    """The values of an `elicit` form do not fit the server's schema: show `error`; the dialog stays open."""
+
+    type: Literal["elicit-invalid"] = "elicit-invalid"
+    id: int
+    error: str
+
+
+class ElicitDismiss(Frame):
+    """Withdraw an unanswered `elicit` (the server gave up, or it timed out): no reply is sent."""
+
+    type: Literal["elicit-dismiss"] = "elicit-dismiss"
+    id: int
 
 
 class HostTheme(Frame):
@@ -496,9 +561,9 @@ class Conversations(Frame):
 
 HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
              | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame
-             | ViewSize | ViewLog | ViewRemove | ViewContext | ViewDisplayMode | InspectorRecords | InspectorContext
-             | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | HostTheme | ConversationReset
-             | Conversations)
+             | ViewSize | ViewLog | ViewRemove | ViewContext | ViewTools | ViewDisplayMode | InspectorRecords
+             | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit | ElicitInvalid
+             | ElicitDismiss | HostTheme | ConversationReset | Conversations)
 
 
 # ---- the tables in docs/bridge.md -----------------------------------------------------------------

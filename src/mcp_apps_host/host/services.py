@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .asking import TabAsks
 from .audit import Auditor
 from .calls import Calls
 from .consents import Consents
@@ -24,3 +25,4 @@ class TabServices:
     views: Views
     mounting: Mounting
     calls: Calls
+    asks: TabAsks  # what servers ask the person in this tab

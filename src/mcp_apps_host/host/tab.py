@@ -12,17 +12,21 @@ import inspect
 import logging
 import os
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import InvalidFrame
 from ..servers.connection import ProgressFn
+from ..values.apptools import AppTool
 from ..values.content import content_text
 from ..version import __version__
 from ..views.context import HostEnvironment
 from ..views.effects import ModelContextUpdated, PostChatMessage
 from ..views.theme import host_styles
 from . import frames as f
+from .apptools import AppTools
+from .asking import TabAsks
 from .audit import Auditor
 from .calls import Calls
 from .commands import Commands
@@ -53,9 +57,13 @@ class Tab:
         consents = Consents(page, host.consent)
         views = Views(host, self.env, page, audit, consents, self._run_view_call, listener=self)
         mounting = Mounting(host, page, views, audit, conversation)
-        calls = Calls(host, page, conversation, audit, views, mounting)
-        self.services = TabServices(host, page, conversation, audit, consents, views, mounting, calls)
-        self.turns = Turns(self.services, host.agent) if host.agent is not None else None
+        asks = TabAsks(page, consents, audit, host.limits, host.identity.key)
+        calls = Calls(host, page, conversation, audit, views, mounting, asks)
+        self.services = TabServices(host, page, conversation, audit, consents, views, mounting, calls, asks)
+        if host.asks is not None:
+            host.asks.attach(asks)
+        self.apptools = AppTools(self.services)
+        self.turns = Turns(self.services, host.agent, self.apptools) if host.agent is not None else None
         journal = conversation.journal
         self.conversations = ConversationService(self.services, journal, self.turns) if journal is not None else None
         self.commands = Commands(self.services, self.turns)
@@ -76,6 +84,8 @@ class Tab:
             f.Theme: self._theme,
             f.ConsentReply: lambda fr: consents.reply(fr.id, fr.allow, fr.remember),
             f.TrustReply: lambda fr: mounting.answer(fr.call_id, fr.accept),
+            f.AppToolCall: lambda fr: self.apptools.from_page(fr.view, fr.tool, fr.arguments),
+            f.ElicitReply: lambda fr: asks.reply(fr.id, fr.action, fr.content),
             f.ConversationNew: lambda fr: self._with_conversations(lambda c: c.open(None, fresh=True)),
             f.ConversationOpen: lambda fr: self._with_conversations(lambda c: c.open(fr.id)),
             f.ConversationRename: lambda fr: self._with_conversations(lambda c: c.rename(fr.id, fr.title)),
@@ -94,6 +104,7 @@ class Tab:
     async def receive(self, data: Any) -> None:
         """One decoded frame from the page. Nothing in it can end the tab: a frame that is not one
         of the page protocol's, or that fails while handled, is logged and told to the page."""
+        self.services.asks.last_active = time.monotonic()
         try:
             frame = f.parse_page_frame(data)
         except InvalidFrame as exc:
@@ -142,6 +153,7 @@ class Tab:
 
     def _servers_changed(self) -> None:
         self.page.send(f.Servers(servers=self.host.servers.snapshot()))
+        self.services.views.servers_changed()
         for name, conn in self.host.servers.connections.items():
             if conn.generation == self._generations.get(name) or str(conn.status) != "ready":
                 continue
@@ -206,7 +218,11 @@ class Tab:
             self.turns.context.update(view.handle, view.server, view.session.spec.tool.name,
                                       update.content, update.structured_content)
 
+    def app_tools_changed(self, view: LiveView, tools: tuple[AppTool, ...]) -> None:
+        self.apptools.changed(view, tools)
+
     def view_gone(self, view: LiveView) -> None:
+        self.apptools.gone(view)
         if self.turns is not None:
             self.turns.context.forget(view.handle)
 
@@ -218,9 +234,12 @@ class Tab:
         self._unlisten()
         for task in self._background:
             task.cancel()
+        if self.host.asks is not None:
+            self.host.asks.detach(self.services.asks)
         if self.turns is not None:
             self.turns.stop()
         self.services.calls.cancel_all()
+        self.apptools.cancel_all()
         self.services.views.drop_all("the page was closed")
         await self.services.calls.close()
         await self.services.log.close()

@@ -13,15 +13,17 @@ from ..chat import events as ev
 from ..chat.agent import AgentLoop, ToolOutcome
 from ..chat.history import HistoryItem, ModelContextStore, UserMessage, item_from_dict, item_to_dict
 from ..chat.markdown import render_markdown
-from ..chat.tools import ToolTable, tool_table_from_entries
+from ..chat.tools import ModelTool, ToolTable
 from ..errors import CallFailed, IllegalTransition
+from ..values import protocol as M
 from ..values.content import error_result
 from ..values.tools import ToolEntry
 from ..views.effects import Effect
 from . import frames as f
+from .apptools import AppTools
 from .calls import CallCard
+from .live import LiveView
 from .services import TabServices
-from .views import LiveView
 
 log = logging.getLogger("mcp_apps_host.turns")
 
@@ -33,6 +35,7 @@ class _ModelCall:
     call_id: int
     entry: ToolEntry | None
     record: dict[str, Any]
+    app_tool: ModelTool | None = None  # a tool a view offers of its own
     view: LiveView | None = None
     mounting: asyncio.Task[LiveView | None] | None = None
     input_sent: bool = False
@@ -46,9 +49,10 @@ class _ModelCall:
 
 
 class Turns:
-    def __init__(self, tab: TabServices, loop: AgentLoop) -> None:
+    def __init__(self, tab: TabServices, loop: AgentLoop, apptools: AppTools) -> None:
         self.tab = tab
         self.loop = loop
+        self.apptools = apptools
         self.history: list[HistoryItem] = []
         self.context = ModelContextStore()
         self.task: asyncio.Task[None] | None = None
@@ -106,8 +110,7 @@ class Turns:
         for note in self.context.take_pending():
             self._remember(note)
         self._remember(UserMessage(text))
-        self._tools = tool_table_from_entries(
-            t for conn in tab.host.servers.connections.values() for t in conn.tools.values())
+        self._tools = self.apptools.table()
         try:
             await self.loop.run_turn(list(self.history), self._tools, self._execute, self._on_event,
                                      on_item=self._remember)
@@ -178,13 +181,17 @@ class Turns:
 
     def _started(self, event: ev.ToolCallStarted) -> None:
         tab = self.tab
-        table_entry = self._tools.resolve(event.name) if self._tools is not None else None
-        entry = tab.host.servers.tool(*table_entry) if table_entry else None
+        offered = self._tools.get(event.name) if self._tools is not None else None
+        if offered is not None and offered.view is not None:  # a view's own tool: nothing to mount
+            record: dict[str, Any] = {"server": offered.server, "tool": offered.name, "arguments": {},
+                                      "source": "model", "status": "running", "appToolOf": offered.view_label}
+            self._calls[event.call_id] = _ModelCall(tab.calls.new_id(), None, record, app_tool=offered)
+            return
+        entry = tab.host.servers.tool(offered.server, offered.name) if offered else None
         call_id = tab.calls.new_id()
-        record: dict[str, Any] = {"server": entry.server if entry else None,
-                                  "tool": entry.name if entry else event.name,
-                                  "arguments": {}, "source": "model", "status": "running",
-                                  "definition": entry.definition if entry else None}
+        record = {"server": entry.server if entry else None, "tool": entry.name if entry else event.name,
+                  "arguments": {}, "source": "model", "status": "running",
+                  "definition": entry.definition if entry else None}
         call = _ModelCall(call_id, entry, record)
         self._calls[event.call_id] = call
         if entry is not None and entry.resource_uri:
@@ -205,13 +212,19 @@ class Turns:
     async def _execute(self, server: str, tool: str, arguments: dict[str, Any], model_call_id: str) -> ToolOutcome:
         tab = self.tab
         call = self._calls.get(model_call_id)
+        if call is not None and call.app_tool is not None:
+            try:
+                result = await self.apptools.for_model(call.call_id, call.app_tool, arguments, call.record)
+            except CallFailed as exc:
+                result = error_result(str(exc))
+            return ToolOutcome.from_call_result(result)
         entry = tab.host.servers.tool(server, tool)
         if call is None or entry is None:
             return ToolOutcome.error(f"tool {tool!r} of server {server!r} is not available")
         if call.mounting is not None:
             await asyncio.wait([call.mounting])
         decision, reason = tab.host.consent.decide(server, entry, "model")
-        tab.audit("model->host", "tools/call", server=server, msg_id=call.call_id,
+        tab.audit("model->host", M.TOOLS_CALL, server=server, msg_id=call.call_id,
                   decision="allowed" if decision == "allow" else "refused" if decision == "deny" else "asked",
                   reason=reason, payload={"name": tool, "arguments": arguments})
         if decision == "deny" or (decision == "ask" and not await tab.consents.ask_model_tool_call(entry, arguments)):

@@ -18,6 +18,12 @@ be both read-only and destructive is asked about.
 
 The same policy applies whether the model or a view made the call; ``source`` only
 selects which visibility the call needs.
+
+A tool a view offers of its own (an app-provided tool) is decided by
+:meth:`ConsentPolicy.decide_app_tool`: config rules name it ``app:NAME`` (or ``app:*``),
+a key no server tool can have, so a view cannot borrow a server tool's rule by naming
+its tool the same; ``*`` = ``deny`` still wins; then ``allow`` for a tool annotated
+read-only and ``ask`` for everything else. "Always allow" is never offered for them.
 """
 
 from __future__ import annotations
@@ -29,12 +35,14 @@ from typing import Any, Literal, Protocol
 
 from ..config.policies import ANY_TOOL, DECISION_VALUES, Decision, Rules, SamplingSettings, check_name
 from ..errors import ConsentConfigError
+from ..values.apptools import AppTool
 from ..values.tools import ToolEntry
 
 __all__ = ["ConsentPolicy", "Decision", "MemoryBudget", "RememberedAllows", "SamplingBudget", "SamplingPolicy",
            "Source"]
 
 Source = Literal["view", "model"]
+APP_TOOL_PREFIX = "app:"  # consent rules for a view's own tools: "app:NAME" or "app:*"
 
 
 class RememberedAllows(Protocol):
@@ -120,6 +128,18 @@ class ConsentPolicy:
         if tool_entry.visibility == frozenset({"app"}):
             return "allow", "default: an app-only tool of the view's own server (visibility ['app'])"
         return "ask", "default: the tool is not annotated read-only"
+
+    def decide_app_tool(self, server: str, tool: AppTool) -> tuple[Decision, str]:
+        """A call of a tool that a view of ``server`` offers of its own."""
+        configured = self.rules.get(server, {})
+        for key in (f"{APP_TOOL_PREFIX}{tool.name}", f"{APP_TOOL_PREFIX}{ANY_TOOL}"):
+            if key in configured:
+                return configured[key], f"config rule consent.{server}.{key} = {configured[key]}"
+        if configured.get(ANY_TOOL) == "deny":
+            return "deny", f"config rule consent.{server}.* = deny"
+        if tool.read_only:
+            return "allow", "default: the app tool is annotated read-only (readOnlyHint)"
+        return "ask", "default: the app tool is not annotated read-only"
 
     def can_remember(self, server: str, tool: str) -> bool:
         """Whether "always allow" would change anything: the dialog offers it only then."""

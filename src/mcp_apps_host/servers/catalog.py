@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
 from mcp.client import Client
+from mcp.shared.exceptions import MCPError
 
 from ..errors import TemplateError
 from ..settings import Limits
+from ..values.protocol import RESOURCE_NOT_FOUND_CODES
 from ..values.templates import Template
 from ..values.tools import ToolEntry, tool_entry
 from .templates import parse_template
@@ -72,6 +75,24 @@ async def read_template(client: Client, server: str, uri: str, entry: dict[str, 
         log.warning("%s", exc)
         return exc
     except Exception as exc:  # the template's error says what happened
-        err = TemplateError(f"template {uri} of server {server!r}: resources/read failed: {describe(exc)}")
+        if isinstance(exc, MCPError) and exc.code in RESOURCE_NOT_FOUND_CODES and "not found" in exc.message.lower():
+            # Both spellings of "not found": -32002 before 2026-07-28, -32602 from then on.
+            reason = f"the server has no such resource (not found, error {exc.code})"
+        else:
+            reason = f"resources/read failed: {describe(exc)}"
+        err = TemplateError(f"template {uri} of server {server!r}: {reason}")
         log.warning("%s", err)
         return err
+
+
+async def read_templates(client: Client, server: str, uris: Iterable[str], limits: Limits,
+                         prepare: Callable[[Template], Template],
+                         describe: Callable[[BaseException], str]) -> dict[str, Template | TemplateError]:
+    """Several templates at once, with the `resources/list` entries that may hold their `_meta.ui`."""
+    wanted = sorted(set(uris))
+    if not wanted:
+        return {}
+    entries = await list_resource_entries(client, server)
+    read = await asyncio.gather(*(read_template(client, server, uri, entries.get(uri), limits, prepare, describe)
+                                  for uri in wanted))
+    return dict(zip(wanted, read, strict=True))

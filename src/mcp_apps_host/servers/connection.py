@@ -1,7 +1,11 @@
 """One MCP server: connect with the official SDK, keep its catalog and templates, reconnect.
 
-A server that fails to start, crashes or hangs is reported (status + error) and
-retried with backoff; nothing it does can raise out of `run()`.
+Both generations of MCP servers are spoken: the SDK's `mode="auto"` probes `server/discover`
+(2026-07-28) and falls back to the `initialize` handshake. What differs after that is kept
+in small pieces: the health check (`health.py`), change notifications (`listen.py` on
+2026-07-28 servers, notifications on older ones) and what a server may ask the host
+(`clientside.py`). A server that fails to start, crashes or hangs is reported (status +
+error) and retried with backoff; nothing it does can raise out of `run()`.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import mcp_types as types
 from mcp.client import Client, advertise
-from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_types import LoggingLevel
 
 from ..config.servers import ServerSpec
 from ..errors import ServerUnavailable, TemplateError
@@ -27,8 +32,11 @@ from ..values.protocol import APP_MIME_TYPE, EXTENSION_ID
 from ..values.templates import Template
 from ..values.tools import ToolEntry
 from ..version import __version__
-from .catalog import dump, list_resource_entries, list_tools, read_template
-from .transport import StderrCapture, open_transport
+from .catalog import dump, list_tools, read_templates
+from .clientside import ServerAsks, client_callbacks
+from .health import health_check, is_modern, set_log_level
+from .listen import ChangeFeed
+from .transport import StderrCapture, describe_failure, open_transport
 
 log = logging.getLogger("mcp_apps_host.servers")
 
@@ -41,9 +49,6 @@ class ProgressFn(Protocol):
 
 # Runs on every template read, off the critical path of a view (the host adds its review's warnings).
 TemplateHook = Callable[[Template], Template]
-# How often a ready server is pinged: a crashed or wedged server is noticed within this.
-HEALTH_INTERVAL = 10.0
-MISSED_PINGS = 3
 
 
 class ServerStatus(StrEnum):
@@ -56,23 +61,30 @@ class ServerStatus(StrEnum):
 
 class ServerConnection:
     def __init__(self, spec: ServerSpec, limits: Limits, on_change: Callable[[ServerConnection], None],
-                 prepare: TemplateHook | None = None, apps: bool = True) -> None:
+                 prepare: TemplateHook | None = None, asks: ServerAsks | None = None,
+                 log_level: str = "info", apps: bool = True) -> None:
         self.spec = spec
         self.limits = limits
         self._on_change = on_change
         self.prepare: TemplateHook = prepare or (lambda template: template)
         # Without apps the server's tools are plain tools: no view, no template ever read.
         self.apps = apps
+        self._asks = asks
+        self._log_level = log_level
         self.status = ServerStatus.CONNECTING
         self.error: str | None = None
+        self.protocol_version: str | None = None  # what the server speaks, once connected
+        self.roots: tuple[str, ...] = spec.roots
         self.tools: dict[str, ToolEntry] = {}
         self.templates: dict[str, Template | TemplateError] = {}
         self._client: Client | None = None
+        self._advertised_roots = False
         self._wake = asyncio.Event()
         self._refresh_tools = False
         self._refresh_templates: set[str] | None = None  # None: nothing; empty: all
         self._failure: str | None = None
         self._stderr = StderrCapture()
+        self._feed = ChangeFeed(spec.name, limits, self._changed)
         # Bumped whenever the tools or templates may have changed (a new connection, a refresh), so
         # views of this server can tell their template may be stale.
         self.generation = 0
@@ -83,7 +95,7 @@ class ServerConnection:
     def name(self) -> str:
         return self.spec.name
 
-    # ---- lifecycle -------------------------------------------------------------------
+    # ---- lifecycle -------------------------------------------------------------------------
 
     async def run(self) -> None:
         delay = self.limits.reconnect_initial_delay
@@ -130,20 +142,27 @@ class ServerConnection:
         self._retry_now.set()
         self._fail(reason)
 
+    def _new_client(self) -> Client:
+        callbacks = client_callbacks(self.name, self._asks, lambda: self.roots)
+        self._advertised_roots = "list_roots_callback" in callbacks
+        return Client(
+            open_transport(self.spec, self.limits, self._stderr),
+            mode="auto",  # server/discover (2026-07-28), else the initialize handshake
+            extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})] if self.apps else [],
+            client_info=types.Implementation(name="mcp-apps-host", version=__version__),
+            message_handler=self._on_message,
+            logging_callback=self._on_log,
+            log_level=cast(LoggingLevel, self._log_level),  # 2026-07-28: the level goes with each request
+            cache=None,
+            **callbacks,
+        )
+
     async def _connected_session(self) -> None:
         self._failure = None
         self._restart = None  # a restart asked for before this start is this start
         # A template read from an earlier run of the server is never served for this one.
         self.templates = {}
-        client = Client(
-            open_transport(self.spec, self.limits, self._stderr),
-            mode="legacy",  # the initialize handshake every deployed server speaks
-            extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})] if self.apps else [],
-            client_info=types.Implementation(name="mcp-apps-host", version=__version__),
-            message_handler=self._on_message,
-            logging_callback=self._on_log,
-            cache=None,
-        )
+        client = self._new_client()
         # One scope around the whole connection (cancel scopes must nest with the SDK's task
         # groups); its deadline covers start-up only and is lifted once the server is ready.
         with anyio.CancelScope() as scope:
@@ -152,65 +171,65 @@ class ServerConnection:
             try:
                 async with client:
                     self._client = client
+                    self.protocol_version = client.protocol_version
+                    await set_log_level(client, self._log_level, self.name)
                     await self._load_catalog(client)
                     await self._load_templates(client, None)
                     scope.deadline = float("inf")
                     self.error = None
                     self.generation += 1
+                    log.info("server %s: ready (MCP %s)", self.name, self.protocol_version)
                     self._set(ServerStatus.READY)
-                    await self._serve(client)
+                    async with anyio.create_task_group() as group:
+                        if is_modern(client):
+                            group.start_soon(self._feed.run, client, self._template_uris)
+                        await self._serve(client)
+                        group.cancel_scope.cancel()
             finally:
                 self._client = None
         if scope.cancelled_caught:
             raise TimeoutError("did not finish connecting in time")
 
     async def _serve(self, client: Client) -> None:
-        """Wait for notifications and health checks until the connection fails."""
+        """Wait for changes and health checks until the connection fails."""
         missed = 0
+        interval = self.limits.server_health_interval
         while self._failure is None:
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), HEALTH_INTERVAL)
+                await asyncio.wait_for(self._wake.wait(), interval)
             if self._failure is not None:
                 return
-            if self._refresh_tools:
-                self._refresh_tools = False
-                await self._load_catalog(client)
-                self._set(self.status)
-            if self._refresh_templates is not None:
-                uris, self._refresh_templates = self._refresh_templates, None
-                await self._load_templates(client, uris or None)
-                self.generation += 1
-                self._set(self.status)
+            if self._refresh_tools or self._refresh_templates is not None:
+                await self._refresh(client)
             if not self._wake.is_set():
                 try:
-                    with anyio.fail_after(HEALTH_INTERVAL), warnings.catch_warnings():
-                        # Deprecated only for 2026-07-28 connections; ours use the initialize handshake.
-                        warnings.simplefilter("ignore", MCPDeprecationWarning)
-                        await client.send_ping()
+                    await health_check(client, interval)
                     missed = 0
                 except TimeoutError:
-                    # A server busy with a long synchronous tool may miss a ping or two: restarting it
+                    # A server busy with a long synchronous tool may miss a check or two: restarting it
                     # would kill that call, so only a server silent for a while is given up on.
                     missed += 1
-                    if missed >= MISSED_PINGS:
-                        self._failure = f"has not answered {missed} pings in a row"
+                    if missed >= self.limits.server_missed_health_checks:
+                        self._failure = f"has not answered {missed} health checks in a row"
                 except Exception as exc:  # a broken connection
-                    self._failure = f"does not answer ping: {self._describe_failure(exc)}"
+                    self._failure = f"does not answer its health check: {self._describe_failure(exc)}"
+
+    async def _refresh(self, client: Client) -> None:
+        before = set(self._template_uris())
+        if self._refresh_tools:
+            self._refresh_tools = False
+            await self._load_catalog(client)
+        if self._refresh_templates is not None:
+            uris, self._refresh_templates = self._refresh_templates, None
+            await self._load_templates(client, uris or None)
+            self.generation += 1
+        if before != set(self._template_uris()) and self._feed.scope is not None:
+            self._feed.scope.cancel()  # listen for the templates in use now
+        self._set(self.status)
 
     def _describe_failure(self, exc: BaseException) -> str:
-        if isinstance(exc, TimeoutError):
-            text = "did not answer in time"
-        elif isinstance(exc, FileNotFoundError):
-            text = f"cannot start {self.spec.command!r}: command not found"
-        elif isinstance(exc, MCPError):
-            text = f"error {exc.code}: {exc.message}"
-        elif isinstance(exc, BaseExceptionGroup):
-            return "; ".join(self._describe_failure(e) for e in exc.exceptions[:3])
-        else:
-            text = str(exc) or type(exc).__name__
-        tail = self._stderr.tail()
-        return f"{text}\n{tail}" if tail and tail not in text else text
+        return describe_failure(exc, self.spec, self._stderr)
 
     def _set(self, status: ServerStatus) -> None:
         self.status = status
@@ -221,34 +240,25 @@ class ServerConnection:
 
     # ---- catalog and templates -------------------------------------------------------
 
+    def _template_uris(self) -> list[str]:
+        return sorted({t.resource_uri for t in self.tools.values() if t.resource_uri})
+
     async def _load_catalog(self, client: Client) -> None:
         tools = await list_tools(client, self.name)
         self.tools = tools if self.apps else {n: replace(t, resource_uri=None) for n, t in tools.items()}
 
-    async def _read_template(self, client: Client, uri: str, entry: dict[str, Any] | None) -> Template | TemplateError:
-        return await read_template(client, self.name, uri, entry, self.limits, self.prepare, self._describe_failure)
-
     async def _load_templates(self, client: Client, only: set[str] | None) -> None:
-        uris = {t.resource_uri for t in self.tools.values() if t.resource_uri}
-        if only is not None:
-            uris &= only
-        if not uris:
-            return
-        entries = await list_resource_entries(client, self.name)
-
-        async def load(uri: str) -> None:
-            self.templates[uri] = await self._read_template(client, uri, entries.get(uri))
-
-        await asyncio.gather(*(load(uri) for uri in sorted(uris)))
+        uris = set(self._template_uris())
+        self.templates.update(await read_templates(client, self.name, uris if only is None else uris & only,
+                                                   self.limits, self.prepare, self._describe_failure))
 
     async def template(self, uri: str) -> Template:
         """The cached template, read now if the prefetch has not got it (or failed before)."""
         cached = self.templates.get(uri)
         if isinstance(cached, Template):
             return cached
-        client = self._require_client()
-        entries = await list_resource_entries(client, self.name)
-        fresh = await self._read_template(client, uri, entries.get(uri))
+        fresh = (await read_templates(self._require_client(), self.name, [uri], self.limits, self.prepare,
+                                      self._describe_failure))[uri]
         self.templates[uri] = fresh
         if isinstance(fresh, TemplateError):
             raise fresh
@@ -282,7 +292,37 @@ class ServerConnection:
         self._failure = reason
         self._wake.set()
 
-    # ---- notifications from the server ----------------------------------------------
+    async def set_roots(self, roots: tuple[str, ...]) -> None:
+        """New roots. A server before 2026-07-28 that was told of roots hears that they changed; one that
+        was not (it had none) is reconnected so it learns it has some; 2026-07-28 servers ask each time."""
+        self.roots = roots
+        client = self._client
+        if client is None or is_modern(client):
+            return
+        if not self._advertised_roots:
+            self._fail("its roots changed; reconnecting so it is offered them")
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.send_roots_list_changed()
+        except Exception as exc:  # a broken connection: the health check ends it, the new one has the roots
+            log.info("server %s: could not tell it its roots changed: %s", self.name, exc)
+
+    # ---- changes the server reports ---------------------------------------------------
+
+    def _changed(self, kind: str, uri: str | None) -> None:
+        if kind in ("tools", "all"):
+            self._refresh_tools = True
+            self._refresh_templates = set()
+        elif kind == "resources":
+            self._refresh_templates = set()
+        elif kind == "resource" and uri is not None:
+            if self._refresh_templates is None:
+                self._refresh_templates = {uri}
+            elif self._refresh_templates:
+                self._refresh_templates.add(uri)
+        self._wake.set()
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
@@ -290,19 +330,11 @@ class ServerConnection:
             return
         root = getattr(message, "root", message)
         if isinstance(root, types.ToolListChangedNotification):
-            self._refresh_tools = True
-            self._refresh_templates = set()
+            self._changed("tools", None)
         elif isinstance(root, types.ResourceListChangedNotification):
-            self._refresh_templates = set()
+            self._changed("resources", None)
         elif isinstance(root, types.ResourceUpdatedNotification):
-            uri = str(root.params.uri)
-            if self._refresh_templates is None:
-                self._refresh_templates = {uri}
-            elif self._refresh_templates:
-                self._refresh_templates.add(uri)
-        else:
-            return
-        self._wake.set()
+            self._changed("resource", str(root.params.uri))
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         log.info("server %s [%s] %s", self.name, params.level, params.data)

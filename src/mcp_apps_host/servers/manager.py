@@ -19,6 +19,7 @@ from ..settings import Limits
 from ..values.identity import Identity
 from ..values.templates import Template
 from ..values.tools import ToolEntry
+from .clientside import ServerAsks
 from .connection import ServerConnection, TemplateHook
 
 Listener = Callable[[], None]
@@ -28,12 +29,16 @@ ServerHeaders = Callable[[Identity, str], Mapping[str, str] | None]
 
 class ServerManager:
     def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None,
+                 asks: ServerAsks | None = None, log_level: str = "info",
                  apps: Callable[[ServerSpec], bool] = lambda spec: True,
                  server_headers: ServerHeaders | None = None) -> None:
         self.limits = limits
-        self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template, apps(s))
+        self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template, asks, log_level,
+                                                     apps(s))
                             for s in specs}
         self.server_headers = server_headers
+        self._asks = asks
+        self._log_level = log_level
         self._listeners: set[Listener] = set()
         self._tasks: list[asyncio.Task[None]] = []
         # (tenant, user, server) -> that person's connection and the task running it
@@ -72,7 +77,8 @@ class ServerManager:
             return known[0]
         if known is not None and known[1] is not None:  # the person's headers changed (a fresh token)
             known[1].cancel()
-        conn = ServerConnection(spec, self.limits, self._changed, shared.prepare, shared.apps)
+        asks = self._asks.for_person(identity) if self._asks is not None else None
+        conn = ServerConnection(spec, self.limits, self._changed, shared.prepare, asks, self._log_level, shared.apps)
         self._personal[key] = (conn, self._run(conn) if self._started else None)
         return conn
 
@@ -104,6 +110,11 @@ class ServerManager:
     async def template(self, server: str, uri: str) -> Template:
         return await self.get(server).template(uri)
 
+    async def set_roots(self, server: str, roots: tuple[str, ...]) -> None:
+        """Give a server new roots (it is told they changed, as its protocol version says)."""
+        await self.get(server).set_roots(roots)
+        self._changed(self.get(server))
+
     def snapshot(self) -> list[dict[str, Any]]:
         """The server list as the page shows it. Tools without "model" visibility are
         never offered to a person or a model; a view can still call its own app-only tools."""
@@ -128,6 +139,8 @@ class ServerManager:
                     "error": conn.error,
                     "transport": conn.spec.transport,
                     "target": conn.spec.describe(),
+                    "protocolVersion": conn.protocol_version,
+                    "roots": list(conn.roots),
                     "tools": tools,
                 }
             )

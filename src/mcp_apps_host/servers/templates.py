@@ -19,10 +19,24 @@ def _normalise_mime(mime: Any) -> str:
     return ";".join(part.strip() for part in mime.lower().split(";"))
 
 
-def _ui_meta(item: Any) -> dict[str, Any]:
+def _ui_meta(item: Any) -> dict[str, Any] | None:
     meta = item.get("_meta") if isinstance(item, dict) else None
     ui = meta.get("ui") if isinstance(meta, dict) else None
-    return ui if isinstance(ui, dict) else {}
+    return ui if isinstance(ui, dict) else None
+
+
+def _content_bytes(item: dict[str, Any], where: str, max_bytes: int) -> bytes:
+    if isinstance(item.get("text"), str):
+        return bytes(item["text"].encode("utf-8"))
+    if isinstance(item.get("blob"), str):
+        # The base64 text is about 4/3 of the bytes: refuse before decoding a huge blob.
+        if len(item["blob"]) > max_bytes * 4 // 3 + 8:
+            raise TemplateError(f"{where}: larger than max_template_bytes ({max_bytes} bytes)")
+        try:
+            return base64.b64decode(item["blob"], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise TemplateError(f"{where}: blob is not valid base64 ({exc})") from exc
+    raise TemplateError(f"{where}: the content has neither text nor blob")
 
 
 def _openai_meta(item: Any) -> dict[str, Any]:
@@ -55,7 +69,9 @@ def parse_template(
     """Validate a `resources/read` result (camelCase JSON) for a view template.
 
     `_meta.ui` may sit on the `resources/list` entry, on the content item, or
-    both: both are read and the content item wins key by key.
+    both: the content item's replaces the entry's as a whole (the spec's "Metadata
+    Location" rule), so a server that drops a CSP domain at read time is not widened
+    again by its listing.
     """
     where = f"template {uri} of server {server!r}"
     if not uri.startswith("ui://"):
@@ -70,18 +86,7 @@ def parse_template(
     if mime not in (APP_MIME_TYPE, OPENAI_MIME_TYPE):
         raise TemplateError(f"{where}: mimeType is {item.get('mimeType')!r}, expected {APP_MIME_TYPE!r} "
                             f"(or {OPENAI_MIME_TYPE!r} for an OpenAI Apps SDK widget)")
-    if isinstance(item.get("text"), str):
-        raw = item["text"].encode("utf-8")
-    elif isinstance(item.get("blob"), str):
-        # The base64 text is about 4/3 of the bytes: refuse before decoding a huge blob.
-        if len(item["blob"]) > max_bytes * 4 // 3 + 8:
-            raise TemplateError(f"{where}: larger than max_template_bytes ({max_bytes} bytes)")
-        try:
-            raw = base64.b64decode(item["blob"], validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise TemplateError(f"{where}: blob is not valid base64 ({exc})") from exc
-    else:
-        raise TemplateError(f"{where}: the content has neither text nor blob")
+    raw = _content_bytes(item, where, max_bytes)
     if len(raw) > max_bytes:
         raise TemplateError(f"{where}: {len(raw)} bytes is larger than max_template_bytes ({max_bytes} bytes)")
     try:
@@ -90,7 +95,10 @@ def parse_template(
         raise TemplateError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     if not html.strip():
         raise TemplateError(f"{where}: the HTML is empty")
-    ui = {**_ui_meta(list_entry), **_ui_meta(item)}
+    # The content item's _meta.ui replaces the listing entry's as a whole (the spec's Metadata Location rule).
+    ui = _ui_meta(item)
+    if ui is None:
+        ui = _ui_meta(list_entry) or {}
     compat = "openai" if mime == OPENAI_MIME_TYPE else None
     if compat:
         ui = {**_openai_meta(list_entry), **_openai_meta(item), **ui}

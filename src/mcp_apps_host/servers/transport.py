@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from ..config.servers import ServerSpec
 from ..settings import Limits
@@ -51,3 +52,19 @@ def open_transport(spec: ServerSpec, limits: Limits, stderr: StderrCapture) -> A
         cwd=spec.cwd,
     )
     return stdio_client(params, errlog=stderr.fresh())
+
+
+def describe_failure(exc: BaseException, spec: ServerSpec, stderr: StderrCapture) -> str:
+    """What went wrong with a server, in words, with the last lines it wrote to stderr."""
+    if isinstance(exc, TimeoutError):
+        text = "did not answer in time"
+    elif isinstance(exc, FileNotFoundError):
+        text = f"cannot start {spec.command!r}: command not found"
+    elif isinstance(exc, MCPError):
+        text = f"error {exc.code}: {exc.message}"
+    elif isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe_failure(e, spec, stderr) for e in exc.exceptions[:3])
+    else:
+        text = str(exc) or type(exc).__name__
+    tail = stderr.tail()
+    return f"{text}\n{tail}" if tail and tail not in text else text

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..settings import Limits
-from ..values.protocol import DISPLAY_MODES
+from ..values.protocol import DISPLAY_MODES, MODALITY_OF_BLOCK
 from ..values.tools import ToolEntry
 from ..version import __version__
 from .jsonrpc import RequestId
@@ -45,9 +45,12 @@ class ViewSpec:
     allow: str  # the inner iframe's allow attribute
     app_tools: frozenset[str]  # names of this server's tools a view may call ("app" visibility)
     all_tools: frozenset[str]  # every tool name of this server (to tell "hidden" from "unknown")
+    # The definitions of the `app_tools`, as the view's tools/list gets them.
+    server_tools: tuple[dict[str, Any], ...] = ()
     # Consent policy for tools/call: name -> (allow|ask|deny, reason, may "always allow" be offered).
     decide_tool_call: Callable[[str], tuple[str, str, bool]] = lambda _name: ("allow", "no policy", False)
     max_download_bytes: int = 20 * 1024 * 1024
+    max_download_files: int = 20
     # sampling/createMessage: () -> (allow|ask|deny, reason); off unless the host enables it per server.
     decide_sampling: Callable[[], tuple[str, str]] = lambda: ("deny", "sampling is off")
     sampling_enabled: bool = False
@@ -55,16 +58,27 @@ class ViewSpec:
     widget_state: dict[str, Any] | None = None  # the state the view last kept, restored with it
 
 
+# Content blocks that reach the conversation and the model as what they are: text, the text of an
+# embedded resource, a resource link. Images and audio are accepted but reach the model only as a
+# placeholder, so they are not claimed.
+MESSAGE_BLOCKS = ("text", "resource", "resource_link")
+
+
+def supported_blocks(extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`SupportedContentBlockModalities` for the blocks the host passes on."""
+    return {**{MODALITY_OF_BLOCK[b]: {} for b in MESSAGE_BLOCKS}, **{name: {} for name in extra}}
+
+
 def host_capabilities(spec: ViewSpec) -> dict[str, Any]:
     """Capabilities are objects, never ``true``: the view's SDK rejects anything else."""
     sandbox: dict[str, Any] = {"permissions": spec.permissions, "csp": spec.csp}
     return {
         "openLinks": {},
-        "serverTools": {},
+        "serverTools": {"listChanged": True},  # the host tells views when their server's tools change
         "serverResources": {},
         "logging": {},
-        "message": {},
-        "updateModelContext": {},
+        "message": supported_blocks(),
+        "updateModelContext": supported_blocks(("structuredContent",)),
         "downloadFile": {},
         **({"sampling": {}} if spec.sampling_enabled else {}),
         "sandbox": sandbox,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ..values.apptools import AppTool
 from .jsonrpc import RequestId
 
 
@@ -108,10 +109,23 @@ class Sample:
 
 @dataclass(frozen=True)
 class Download:
+    """One file the person allowed a view to save."""
+
     filename: str
     mime_type: str
     text: str | None
     blob: str | None  # base64
+    url: str | None = None  # an http(s) resource_link: the person's browser fetches it
+    resource_uri: str | None = None  # a resource_link to the view's own server: the host reads it first
+
+
+@dataclass(frozen=True)
+class SaveFiles:
+    """The person allowed a ui/download-file that names resource links: the host fetches what it
+    must, saves every file, then completes the request."""
+
+    request_id: RequestId
+    files: tuple[Download, ...]
 
 
 @dataclass(frozen=True)
@@ -138,6 +152,31 @@ class StartInitTimer:
     seconds: float
 
 
+@dataclass(frozen=True)
+class StartRequestTimer:
+    """A request the host sent the view (tools/list, tools/call) times out after ``seconds``:
+    then call :meth:`ViewSession.request_timed_out`."""
+
+    request_id: RequestId
+    seconds: float
+
+
+@dataclass(frozen=True)
+class AppToolsChanged:
+    """The tools the view offers of its own, as last listed (empty: none, or the view is gone)."""
+
+    tools: tuple[AppTool, ...]
+
+
+@dataclass(frozen=True)
+class AppToolResult:
+    """The end of a host → view tools/call: a CallToolResult, or why there is none."""
+
+    request_id: RequestId
+    result: dict[str, Any] | None
+    error: str | None = None
+
+
 Effect = (
     PostToView
     | ProxyToolCall
@@ -154,7 +193,11 @@ Effect = (
     | Decided
     | Sample
     | Download
+    | SaveFiles
     | StateChanged
     | StartTeardownTimer
     | StartInitTimer
+    | StartRequestTimer
+    | AppToolsChanged
+    | AppToolResult
 )

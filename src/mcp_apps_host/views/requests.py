@@ -12,14 +12,15 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..values import protocol as M
-from ..values.links import describe_link, sanitize_filename
+from ..values.links import describe_link
 from ..values.protocol import DISPLAY_MODES
+from ..values.sampling import describe_sampling, sampling_problem
 from . import jsonrpc as rpc
 from .context import ViewSpec
+from .downloads import download_file
 from .effects import (
     Decided,
     DisplayModeChanged,
-    Download,
     Effect,
     ModelContextUpdated,
     OpenLink,
@@ -77,6 +78,11 @@ def tools_call(s: Session, req: Request) -> list[Effect]:
     return [Decided(req.method, req.id, "allowed", reason), call]
 
 
+def tools_list(s: Session, req: Request) -> list[Effect]:
+    """The tools of the view's own server it may call: those whose visibility includes "app"."""
+    return [PostToView(rpc.result(req.id, {"tools": list(s.spec.server_tools)}))]
+
+
 def resources_read(s: Session, req: Request) -> list[Effect]:
     uri = req.params.get("uri")
     if not isinstance(uri, str) or not uri:
@@ -113,52 +119,15 @@ def message(s: Session, req: Request) -> list[Effect]:
                  [PostChatMessage("user", content)])
 
 
-def download_file(s: Session, req: Request) -> list[Effect]:
-    contents = req.params.get("contents")
-    if not isinstance(contents, list) or len(contents) != 1 or not isinstance(contents[0], dict):
-        return s.reject(req, rpc.INVALID_PARAMS, 'ui/download-file needs "contents" with one embedded resource')
-    block = contents[0]
-    res = block.get("resource") if block.get("type") == "resource" else None
-    if not isinstance(res, dict) or not isinstance(res.get("uri"), str):
-        # A resource_link would make the host fetch on the view's behalf; embedded data only.
-        return s.reject(req, rpc.INVALID_PARAMS,
-                        'ui/download-file: only embedded resources (type "resource") are supported')
-    text, blob = res.get("text"), res.get("blob")
-    if not isinstance(text, str) and not isinstance(blob, str):
-        return s.reject(req, rpc.INVALID_PARAMS, "ui/download-file: the resource has neither text nor blob")
-    size = len(text.encode("utf-8")) if isinstance(text, str) else len(blob) * 3 // 4  # type: ignore[arg-type]
-    if size > s.spec.max_download_bytes:
-        return s.reject(req, rpc.REFUSED, f"ui/download-file: {size} bytes is larger than max_download_bytes "
-                        f"({s.spec.max_download_bytes})")
-    mime = str(res["mimeType"]) if isinstance(res.get("mimeType"), str) else "application/octet-stream"
-    name = sanitize_filename(res["uri"])
-    detail = f"{name}\n{_human_size(size)} · {mime}"
-    return s.ask(req, "download", f"{s.spec.server} wants to save a file", detail,
-                 [Download(name, mime, text if isinstance(text, str) else None,
-                               blob if isinstance(blob, str) else None)], subject=name)
-
-
 def sampling(s: Session, req: Request) -> list[Effect]:
-    messages, max_tokens = req.params.get("messages"), req.params.get("maxTokens")
-    if not isinstance(messages, list) or not messages or not all(
-        isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), (dict, list))
-        for m in messages
-    ) or not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0):
-        return s.reject(req, rpc.INVALID_PARAMS,
-                        'sampling/createMessage needs "messages" (role user|assistant, content) and "maxTokens" > 0')
+    problem = sampling_problem(req.params)
+    if problem is not None:
+        return s.reject(req, rpc.INVALID_PARAMS, problem)
     decision, reason = s.spec.decide_sampling()
     if decision != "ask":
-        return s.reject(req, rpc.REFUSED, f"sampling/createMessage refused: {reason}")
-    lines = []
-    system = req.params.get("systemPrompt")
-    if isinstance(system, str) and system:
-        lines.append(f"[system] {system}")
-    for m in messages:
-        blocks = m["content"] if isinstance(m["content"], list) else [m["content"]]
-        text = " ".join(str(b.get("text", f"[{b.get('type')}]")) for b in blocks if isinstance(b, dict))
-        lines.append(f"[{m['role']}] {text}")
-    return s.ask(req, "sampling", f"{s.spec.server} wants to ask the model", "\n".join(lines),
-                 [Sample(req.id, req.params)], answer_later=True, subject="sampling/createMessage", reason=reason)
+        return s.reject(req, rpc.REFUSED, f"{M.SAMPLING_CREATE_MESSAGE} refused: {reason}")
+    return s.ask(req, "sampling", f"{s.spec.server} wants to ask the model", describe_sampling(req.params),
+                 [Sample(req.id, req.params)], answer_later=True, subject=M.SAMPLING_CREATE_MESSAGE, reason=reason)
 
 
 def update_model_context(s: Session, req: Request) -> list[Effect]:
@@ -191,14 +160,6 @@ def request_display_mode(s: Session, req: Request) -> list[Effect]:
     return effects
 
 
-def _human_size(size: int) -> str:
-    for unit in ("bytes", "KB", "MB"):
-        if size < 1024 or unit == "MB":
-            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024  # type: ignore[assignment]
-    return f"{size} bytes"
-
-
 def _is_web_url(url: str) -> bool:
     try:
         parts = urlsplit(url)
@@ -207,12 +168,12 @@ def _is_web_url(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname) and not any(c.isspace() for c in url)
 
 
-
 Handler = Callable[[Session, Request], list[Effect]]
 
 # What a view may ask of the host once initialized (ui/initialize and ping are the session's own).
 REQUEST_HANDLERS: dict[str, Handler] = {
     M.TOOLS_CALL: tools_call,
+    M.TOOLS_LIST: tools_list,
     M.RESOURCES_READ: resources_read,
     M.OPEN_LINK: open_link,
     M.MESSAGE: message,

@@ -9,7 +9,8 @@ every edge case is a short unit test. What each request method does is in
 
 States: created → resource_sent → initializing → ready → tearing_down → closed
 (and error). Host → view traffic is queued until `ui/notifications/initialized`:
-the view's SDK drops anything that arrives earlier.
+the view's SDK drops anything that arrives earlier. The tools a view offers of its
+own are the business of `AppToolClient` (`apptools.py`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import itertools
 import math
 from typing import Any
 
-from ..errors import IllegalTransition, InvalidMessage
+from ..errors import InvalidMessage
 from ..settings import Limits
 from ..values import protocol as M
 from ..values.protocol import DISPLAY_MODES, LOG_LEVELS, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from ..version import __version__
 from . import jsonrpc as rpc
+from .apptools import AppToolClient
 from .context import HostEnvironment, ViewSpec, host_capabilities, host_context
 from .effects import (
     AskConsent,
@@ -42,11 +44,12 @@ from .effects import (
     ViewState,
 )
 from .jsonrpc import Notification, Request, RequestId, Response
+from .lifecycle import HostToView
 from .pending import PendingRequests
 from .requests import REQUEST_HANDLERS
 
 
-class ViewSession:
+class ViewSession(HostToView):
     def __init__(self, spec: ViewSpec, env: HostEnvironment, limits: Limits) -> None:
         self.spec = spec
         self.env = env
@@ -59,6 +62,7 @@ class ViewSession:
         self._queue: list[dict[str, Any]] = []  # host → view, held until initialized
         self._pending = PendingRequests()
         self._host_ids = itertools.count()
+        self.app_tools = AppToolClient(limits, lambda: next(self._host_ids))
         self._teardown_id: RequestId | None = None
         self._sent_input = False
         self._sent_result = False
@@ -74,7 +78,11 @@ class ViewSession:
         if self.state in (ViewState.CLOSED, ViewState.ERROR):
             return [Refused(_method_of(raw), f"view is {self.state}")]
         size = rpc.message_size(raw)
-        if size < 0 or size > self.limits.max_view_message_bytes:
+        if size > self.limits.max_view_message_bytes and self._answers_app_tool_call(raw):
+            # An app tool's result may be larger than other messages (max_app_tool_result_bytes).
+            if size > self.limits.max_app_tool_result_bytes:
+                return self.app_tools.too_large(raw["id"], size)
+        elif size < 0 or size > self.limits.max_view_message_bytes:
             reason = (
                 "not JSON-serialisable"
                 if size < 0
@@ -93,6 +101,10 @@ class ViewSession:
         if isinstance(msg, Notification):
             return self._on_notification(msg)
         return self._on_response(msg)
+
+    def _answers_app_tool_call(self, raw: Any) -> bool:
+        return isinstance(raw, dict) and "method" not in raw and rpc.is_id(raw.get("id")) \
+            and self.app_tools.is_call(raw["id"])
 
     def _refuse_raw(self, raw: Any, reason: str, code: int) -> list[Effect]:
         effects: list[Effect] = [Refused(_method_of(raw), reason)]
@@ -215,7 +227,12 @@ class ViewSession:
                 return [Refused(method, f"initialized while {self.state}")]
             self.state = ViewState.READY
             queued, self._queue = self._queue, []
-            return [StateChanged(ViewState.READY), *(PostToView(m) for m in queued)]
+            return [StateChanged(ViewState.READY), *(PostToView(m) for m in queued),
+                    *self.app_tools.start(self.app_capabilities)]
+        if method == M.TOOLS_LIST_CHANGED:
+            if self.state != ViewState.READY:
+                return [Refused(method, f"tools list changed while {self.state}")]
+            return self.app_tools.list_changed()
         if method == M.SIZE_CHANGED:
             resize = size_changed(note.params, self.limits)
             if isinstance(resize, Resize) and (self.env.container_width or self.env.container_height):
@@ -238,6 +255,8 @@ class ViewSession:
         if self._teardown_id is not None and resp.id == self._teardown_id:
             # A reply, even an error (-32601 from a view with no handler), means "go ahead".
             return self._closed()
+        if self.app_tools.owns(resp.id):
+            return self.app_tools.on_response(resp)
         return [Refused(None, f"response to unknown request id {resp.id!r}")]
 
     # ---- the host reports back -----------------------------------------------------------
@@ -251,73 +270,11 @@ class ViewSession:
             return [PostToView(rpc.error(request_id, error[0], error[1]))]
         return [PostToView(rpc.result(request_id, result or {}))]
 
-    def progress(self, token: str | int, progress: float, total: float | None, message: str | None) -> list[Effect]:
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        return self._send(rpc.notification(M.PROGRESS, params))
-
     def answer_consent(self, token: RequestId, allowed: bool) -> list[Effect]:
         effects = self._pending.answer(token, allowed)
         if effects is None or self.state in (ViewState.CLOSED, ViewState.ERROR):
             return []
         return effects
-
-    # ---- tool lifecycle (host → view) -----------------------------------------------------
-
-    def _send(self, message: dict[str, Any]) -> list[Effect]:
-        if self.state in (ViewState.CLOSED, ViewState.ERROR, ViewState.TEARING_DOWN):
-            return []
-        if self.state != ViewState.READY:
-            self._queue.append(message)
-            return []
-        return [PostToView(message)]
-
-    def tool_input_partial(self, arguments: dict[str, Any]) -> list[Effect]:
-        if self._sent_input:
-            raise IllegalTransition("tool-input-partial after tool-input")
-        return self._send(rpc.notification(M.TOOL_INPUT_PARTIAL, {"arguments": arguments}))
-
-    def tool_input(self, arguments: dict[str, Any]) -> list[Effect]:
-        if self._sent_input:
-            raise IllegalTransition("tool-input is sent at most once")
-        self._sent_input = True
-        self.last_input = arguments
-        return self._send(rpc.notification(M.TOOL_INPUT, {"arguments": arguments}))
-
-    def tool_result(self, result: dict[str, Any]) -> list[Effect]:
-        if not self._sent_input:
-            raise IllegalTransition("tool-result before tool-input")
-        if self._sent_result:
-            raise IllegalTransition("tool-result or tool-cancelled was sent already")
-        self._sent_result = True
-        self.last_result = result
-        return self._send(rpc.notification(M.TOOL_RESULT, result))
-
-    def tool_cancelled(self, reason: str) -> list[Effect]:
-        if self._sent_result:
-            raise IllegalTransition("tool-result or tool-cancelled was sent already")
-        self._sent_result = True
-        self.last_cancelled = reason
-        return self._send(rpc.notification(M.TOOL_CANCELLED, {"reason": reason}))
-
-    def host_context_changed(self, **changes: Any) -> list[Effect]:
-        """Apply changes to the environment and tell the view (partial context; whole `styles`)."""
-        partial: dict[str, Any] = {}
-        for key, value in changes.items():
-            setattr(self.env, key, value)
-        ctx = self.host_context()
-        for key, ctx_key in (("theme", "theme"), ("styles", "styles"), ("locale", "locale"), ("time_zone", "timeZone"),
-                             ("platform", "platform"), ("touch", "deviceCapabilities"),
-                             ("hover", "deviceCapabilities"), ("max_width", "containerDimensions"),
-                             ("container_width", "containerDimensions"), ("container_height", "containerDimensions")):
-            if key in changes:
-                partial[ctx_key] = ctx[ctx_key]
-        if not partial or self.state != ViewState.READY:
-            return []  # a view that is not ready yet gets the new values in its initialize result
-        return [PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, partial))]
 
     # ---- teardown ---------------------------------------------------------------------------
 
@@ -346,15 +303,15 @@ class ViewSession:
         if self.state in (ViewState.CLOSED, ViewState.ERROR):
             return []
         self.state = ViewState.ERROR
-        return [*self._drop_pending(), StateChanged(ViewState.ERROR, reason)]
+        return [*self._drop_pending(f"the view failed: {reason}"), StateChanged(ViewState.ERROR, reason)]
 
     def _closed(self) -> list[Effect]:
         self.state = ViewState.CLOSED
-        return [*self._drop_pending(), StateChanged(ViewState.CLOSED)]
+        return [*self._drop_pending("the view was closed"), StateChanged(ViewState.CLOSED)]
 
-    def _drop_pending(self) -> list[Effect]:
+    def _drop_pending(self, reason: str) -> list[Effect]:
         self._queue.clear()
-        return self._pending.drop()
+        return [*self._pending.drop(), *self.app_tools.close(reason)]
 
 
 def size_changed(params: dict[str, Any], limits: Limits) -> Effect:

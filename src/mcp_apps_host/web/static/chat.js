@@ -109,6 +109,7 @@ export function callStarted(msg) {
 
   const card = el("article", {
     class: "call", "data-testid": "call", "data-call-id": msg.callId, "data-state": "running", "data-source": source,
+    "data-app-tool-of": typeof msg.appToolOf === "string" ? msg.appToolOf : null,
     "data-server": msg.server, "data-tool": msg.tool,
   },
   el("header", { class: "call-head" },
@@ -116,6 +117,9 @@ export function callStarted(msg) {
     el("span", { class: "call-title" },
       el("span", { class: "server-chip" }, String(msg.server ?? "")), el("span", { class: "sep" }, "·"), el("code", {}, String(msg.tool ?? ""))),
     source === "view" ? el("span", { class: "badge badge-muted", title: "Called by a view" }, "from view") : null,
+    typeof msg.appToolOf === "string"
+      ? el("span", { class: "badge badge-muted", "data-testid": "call-app-tool", title: "A tool the view offers of its own, run inside that view" }, `tool of ${msg.appToolOf}`)
+      : null,
     el("span", { class: "spacer" }),
     duration,
     status,

@@ -7,6 +7,8 @@ import { el } from "./dom.js";
 
 const KIND_TEXT = {
   "tool-call": "wants to call a tool",
+  "app-tool-call": "view tool",
+  elicit: "asks you",
   message: "wants to send a message",
   "open-link": "wants to open a link",
   download: "wants to save a file",
@@ -61,7 +63,10 @@ function linkFacts(msg) {
   return facts;
 }
 
-function ask(q) {
+/** Queue a question. Besides the consent fields, `q.buttons` ([{label, testid, primary, act}], the first
+ *  being the safe default) replaces Deny/Allow: `act()` returns whether the dialog closes; `q.onEscape`
+ *  answers an Escape. Used by the other dialogs that must not pile up on top of these (elicit.js). */
+export function ask(q) {
   if ((showing && showing.q.key === q.key) || queue.some((x) => x.key === q.key)) return;
   queue.push(q);
   if (!showing) showNext();
@@ -77,21 +82,30 @@ export function consentDismiss(msg) {
   withdraw(`consent:${msg.id}`);
 }
 
-function withdraw(key) {
+export function withdraw(key) {
   const i = queue.findIndex((x) => x.key === key);
   if (i >= 0) queue.splice(i, 1);
   if (showing && showing.q.key === key) close();
   else updateWaiting();
 }
 
-/** The connection closed or another conversation opened: the host forgot every question. */
-export function consentsLost() {
+/** The connection closed or another conversation opened: the host forgot the questions (all of them, or
+ *  those `keep` does not hold on to: a server's own questions outlive a change of conversation). */
+export function consentsLost(keep = () => false) {
+  const kept = queue.filter(keep);
   queue.length = 0;
-  if (showing) close();
+  queue.push(...kept);
+  if (showing && !keep(showing.q)) close();
+  else updateWaiting();
 }
 
 function answer(allow) {
   if (!showing) return;
+  if (showing.q.buttons) {
+    if (showing.q.onEscape) showing.q.onEscape();
+    close();
+    return;
+  }
   const remember = allow && showing.remember !== null && showing.remember.checked;
   showing.q.reply(allow, remember);
   close();
@@ -110,8 +124,15 @@ function showNext(returnFocus = document.activeElement) {
   const server = String(q.server ?? "");
   const titleId = `question-${q.key.replace(/[^A-Za-z0-9_-]/g, "-")}`;
 
-  const deny = el("button", { type: "button", class: "btn btn-ghost", "data-testid": "consent-deny", disabled: true, onclick: () => answer(false) }, q.labels[0]);
-  const allow = el("button", { type: "button", class: "btn btn-primary", "data-testid": "consent-allow", disabled: true, onclick: () => answer(true) }, q.labels[1]);
+  const buttons = q.buttons
+    ? q.buttons.map((b) => el("button", {
+      type: "button", class: `btn ${b.primary ? "btn-primary" : "btn-ghost"}`, "data-testid": b.testid, disabled: true,
+      onclick: () => { if (showing && showing.q === q && b.act()) close(); },
+    }, b.label))
+    : [
+      el("button", { type: "button", class: "btn btn-ghost", "data-testid": "consent-deny", disabled: true, onclick: () => answer(false) }, q.labels[0]),
+      el("button", { type: "button", class: "btn btn-primary", "data-testid": "consent-allow", disabled: true, onclick: () => answer(true) }, q.labels[1]),
+    ];
   const remember = q.canRemember ? el("input", { type: "checkbox", class: "checkbox", "data-testid": "consent-remember" }) : null;
   const waiting = el("span", { class: "consent-queue" });
   const node = el("div", {
@@ -125,11 +146,11 @@ function showNext(returnFocus = document.activeElement) {
     ),
   ),
   // Shown exactly as the host wrote it: the person must see what they are agreeing to.
-  el("pre", { class: "consent-detail", "data-testid": "consent-detail" }, String(q.detail ?? "")),
+  q.detail ? el("pre", { class: "consent-detail", "data-testid": "consent-detail" }, String(q.detail)) : null,
   q.extra,
   remember ? el("label", { class: "consent-remember" }, remember,
     ` Always allow ${q.subject ? String(q.subject) : "this"} from ${server}`) : null,
-  el("div", { class: "consent-actions" }, waiting, el("span", { class: "spacer" }), deny, allow),
+  el("div", { class: "consent-actions" }, waiting, el("span", { class: "spacer" }), ...buttons),
   );
   node.addEventListener("keydown", (e) => {
     if (e.key === "Tab") trapTab(e, node);
@@ -143,10 +164,13 @@ function showNext(returnFocus = document.activeElement) {
   if (!isTextEntry(document.activeElement)) node.focus({ preventScroll: true });
   setTimeout(() => {
     if (!node.isConnected) return;
-    deny.disabled = false;
-    allow.disabled = false;
-    // Deny is the default: a stray Enter must not grant anything.
-    if (node.contains(document.activeElement) || document.activeElement === document.body) deny.focus({ preventScroll: true });
+    for (const b of buttons) b.disabled = false;
+    // Deny (the first button) is the default: a stray Enter must not grant anything. A dialog with a
+    // form keeps the focus in its first field.
+    const field = node.querySelector("input, select, textarea");
+    if (node.contains(document.activeElement) || document.activeElement === document.body) {
+      (q.buttons && field ? field : buttons[0]).focus({ preventScroll: true });
+    }
   }, ARM_DELAY_MS);
 }
 
@@ -154,6 +178,7 @@ function showNext(returnFocus = document.activeElement) {
 function who(q, server) {
   const chip = el("span", { class: "server-chip" }, server);
   if (q.byModel && q.kind === "tool-call") return ["Model tool call · ", chip];
+  if (q.kind === "app-tool-call") return ["Model tool call · ", chip, " ", KIND_TEXT[q.kind]];
   return [chip, " ", KIND_TEXT[q.kind]];
 }
 
@@ -164,7 +189,7 @@ function isTextEntry(node) {
 
 /** Keep Tab inside the dialog while it has focus. */
 function trapTab(e, node) {
-  const items = [...node.querySelectorAll("button:not([disabled]), input")];
+  const items = [...node.querySelectorAll("button:not([disabled]), input, select, textarea")];
   if (!items.length) return;
   const first = items[0];
   const last = items[items.length - 1];

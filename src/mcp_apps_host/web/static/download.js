@@ -4,6 +4,17 @@
 import { el } from "./dom.js";
 
 export function download(msg) {
+  if (typeof msg.url === "string") {
+    // A link the view named: the browser fetches it in a new tab, as if the person had opened it.
+    let url;
+    try {
+      url = new URL(msg.url);
+    } catch {
+      return;
+    }
+    if (url.protocol === "http:" || url.protocol === "https:") window.open(url.href, "_blank", "noopener,noreferrer");
+    return;
+  }
   let bytes;
   if (typeof msg.text === "string") {
     bytes = new TextEncoder().encode(msg.text);

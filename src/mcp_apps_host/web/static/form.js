@@ -58,12 +58,13 @@ function trapTab(e) {
   }
 }
 
-/** Open the picker for one tool: {server, tool: {name, title, description, inputSchema}}. */
-export function openToolForm(server, tool) {
+/** Open the picker for one tool: {server, tool: {name, title, description, inputSchema}}. `submit`, when
+ *  given, sends the arguments instead of a `call` frame (a view's own tool); it returns whether it was sent. */
+export function openToolForm(server, tool, submitArgs = null) {
   ensureOverlay();
   if (!pickerOpen()) returnFocus = document.activeElement;
   const schema = tool.inputSchema && typeof tool.inputSchema === "object" ? tool.inputSchema : { type: "object" };
-  state = { server, tool: tool.name, schema, fields: null, json: false };
+  state = { server, tool: tool.name, schema, fields: null, json: false, submitArgs };
 
   const body = el("div", { class: "picker-body" });
   const error = el("div", { class: "form-error", "data-testid": "picker-error", role: "alert", hidden: true });
@@ -167,7 +168,7 @@ function submit(form, error) {
     reportFieldError(err, error);
     return;
   }
-  const ok = send({ type: "call", server: state.server, tool: state.tool, arguments: args });
+  const ok = state.submitArgs ? state.submitArgs(args) : send({ type: "call", server: state.server, tool: state.tool, arguments: args });
   if (!ok) {
     showError(error, "Not connected to the host. The call was not sent; try again when the connection is back.");
     return;

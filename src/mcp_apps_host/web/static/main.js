@@ -11,6 +11,8 @@ import { initAssistant, turnState, assistantDelta, assistantDone, userMessage, a
 import { initTrust, viewHeld, trustLost, trustReset } from "./trust.js";
 import { download } from "./download.js";
 import { initInspector, inspectorRecords, inspectorContext } from "./inspector.js";
+import { initViewTools, viewTools } from "./viewtools.js";
+import { initElicit, elicit, elicitInvalid, elicitDismiss, elicitsLost } from "./elicit.js";
 import { showBanner, hideBanner } from "./banner.js";
 import { initConversations, currentConversation, conversationOpened, renderConversations } from "./conversations.js";
 
@@ -45,6 +47,7 @@ function onStatus(s) {
       viewsLost();
       callsLost();
       consentsLost();
+      elicitsLost();
       trustLost();
       assistantReset();
     }
@@ -65,11 +68,13 @@ initAssistant(send);
 initTrust(send);
 initConversations(send);
 initInspector(send);
+initViewTools(send);
+initElicit(send);
 
 /** Host → page `conversation-reset`: clear the column; the host replays the conversation next. */
 function conversationReset(msg) {
   closePicker();
-  consentsLost();
+  consentsLost((q) => q.kind === "elicit"); // a server's question is not the conversation's
   viewsReset();
   trustReset();
   assistantReset();
@@ -97,12 +102,16 @@ const routes = {
   "view-log": viewLog,
   "view-remove": viewRemove,
   "view-context": viewContext,
+  "view-tools": viewTools,
   "view-display-mode": viewDisplayMode,
   "inspector-records": inspectorRecords,
   "inspector-context": inspectorContext,
   consent,
   "consent-dismiss": consentDismiss,
   "open-link": openLink,
+  elicit,
+  "elicit-invalid": elicitInvalid,
+  "elicit-dismiss": elicitDismiss,
   "view-held": viewHeld,
   download,
   theme: applyHostTheme,

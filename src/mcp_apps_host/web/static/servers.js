@@ -46,6 +46,9 @@ function renderServer(server) {
   el("span", { class: `dot dot-${status}`, "data-testid": "server-status", title: STATUS_TEXT[status], "aria-label": STATUS_TEXT[status] }),
   el("span", { class: "server-name" }, name),
   server.transport ? el("span", { class: "server-transport" }, String(server.transport)) : null,
+  server.protocolVersion ? el("span", {
+    class: "server-transport", "data-testid": "server-protocol",
+    title: "The MCP protocol version this server speaks" }, `MCP ${server.protocolVersion}`) : null,
   el("span", { class: "chev", "aria-hidden": "true" }),
   );
 
@@ -55,8 +58,12 @@ function renderServer(server) {
       : server.error ? null : el("li", { class: "tools-empty" }, status === "ready" ? "No tools" : STATUS_TEXT[status] + "…"),
   );
 
-  return el("section", { class: "server", "data-testid": "server", "data-server": name, "data-status": status },
+  const roots = Array.isArray(server.roots) ? server.roots.map(String) : [];
+  return el("section", { class: "server", "data-testid": "server", "data-server": name, "data-status": status,
+    "data-protocol": server.protocolVersion ? String(server.protocolVersion) : null },
     head,
+    roots.length ? el("div", { class: "server-roots", "data-testid": "server-roots", title: "Roots: where this server may work" },
+      roots.map((r) => el("code", {}, r))) : null,
     server.error ? el("div", { class: "server-error", "data-testid": "server-error", role: "note" }, String(server.error)) : null,
     list,
   );

@@ -115,7 +115,7 @@ export function viewMount(msg) {
   }, sourceBar, warningsBox(msg.warnings), errorBox, frameBox, el("div", { class: "view-foot" }, context, log));
 
   const view = {
-    handle, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
+    handle, server, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
     log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline",
   };
   views.set(handle, view);
@@ -279,6 +279,11 @@ export function viewsReset() {
   views.clear();
   inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
+}
+
+/** The drawn parts of a live view (for the modules that add to it), or undefined. */
+export function viewParts(handle) {
+  return views.get(handle);
 }
 
 /** Host → page `view-context`: the view's latest model context, as an expandable chip. */

@@ -1,0 +1,122 @@
+"""What the host sends a view on its own initiative: the tool's input and result, host
+context changes, progress, and calls to the view's own tools. A part of `ViewSession`.
+
+Tool input and result follow the spec's order (partial inputs, one input, then one result
+or cancellation); anything sent before the view is initialized is queued, because the
+view's SDK drops what arrives earlier.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import CallFailed, IllegalTransition
+from ..settings import Limits
+from ..values import protocol as M
+from . import jsonrpc as rpc
+from .apptools import AppToolClient
+from .context import HostEnvironment, ViewSpec
+from .effects import Effect, PostToView, ViewState
+from .jsonrpc import RequestId
+
+
+class HostToView:
+    spec: ViewSpec
+    env: HostEnvironment
+    limits: Limits
+    state: ViewState
+    app_tools: AppToolClient
+    _queue: list[dict[str, Any]]
+    _sent_input: bool
+    _sent_result: bool
+    # What the view was given, so that it can be rendered again the same way (`serve --watch`).
+    last_input: dict[str, Any] | None
+    last_result: dict[str, Any] | None
+    last_cancelled: str | None
+
+    def host_context(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def progress(self, token: str | int, progress: float, total: float | None, message: str | None) -> list[Effect]:
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        return self._send(rpc.notification(M.PROGRESS, params))
+
+    # ---- the view's own tools (host → view) --------------------------------------------------
+
+    def call_app_tool(self, name: str, arguments: dict[str, Any]) -> tuple[RequestId, list[Effect]]:
+        """tools/call for a tool the view offers; the answer comes back as an `AppToolResult`.
+
+        Raises :class:`CallFailed` when the view is not up or offers no such tool.
+        """
+        if self.state != ViewState.READY:
+            raise CallFailed(f"the view of {self.spec.server} · {self.spec.tool.name} is {self.state}: "
+                             "its tools are gone with it", rpc.INVALID_REQUEST)
+        return self.app_tools.call(name, arguments)
+
+    def request_timed_out(self, request_id: RequestId) -> list[Effect]:
+        return self.app_tools.timed_out(request_id)
+
+    def server_tools_changed(self, spec: ViewSpec) -> list[Effect]:
+        """The view's server changed its tools: what the view may call follows, and it is told."""
+        self.spec = spec
+        if self.state != ViewState.READY:
+            return []
+        return [PostToView(rpc.notification(M.TOOLS_LIST_CHANGED, {}))]
+
+    # ---- tool lifecycle (host → view) -----------------------------------------------------
+
+    def _send(self, message: dict[str, Any]) -> list[Effect]:
+        if self.state in (ViewState.CLOSED, ViewState.ERROR, ViewState.TEARING_DOWN):
+            return []
+        if self.state != ViewState.READY:
+            self._queue.append(message)
+            return []
+        return [PostToView(message)]
+
+    def tool_input_partial(self, arguments: dict[str, Any]) -> list[Effect]:
+        if self._sent_input:
+            raise IllegalTransition("tool-input-partial after tool-input")
+        return self._send(rpc.notification(M.TOOL_INPUT_PARTIAL, {"arguments": arguments}))
+
+    def tool_input(self, arguments: dict[str, Any]) -> list[Effect]:
+        if self._sent_input:
+            raise IllegalTransition("tool-input is sent at most once")
+        self._sent_input = True
+        self.last_input = arguments
+        return self._send(rpc.notification(M.TOOL_INPUT, {"arguments": arguments}))
+
+    def tool_result(self, result: dict[str, Any]) -> list[Effect]:
+        if not self._sent_input:
+            raise IllegalTransition("tool-result before tool-input")
+        if self._sent_result:
+            raise IllegalTransition("tool-result or tool-cancelled was sent already")
+        self._sent_result = True
+        self.last_result = result
+        return self._send(rpc.notification(M.TOOL_RESULT, result))
+
+    def tool_cancelled(self, reason: str) -> list[Effect]:
+        if self._sent_result:
+            raise IllegalTransition("tool-result or tool-cancelled was sent already")
+        self._sent_result = True
+        self.last_cancelled = reason
+        return self._send(rpc.notification(M.TOOL_CANCELLED, {"reason": reason}))
+
+    def host_context_changed(self, **changes: Any) -> list[Effect]:
+        """Apply changes to the environment and tell the view (partial context; whole `styles`)."""
+        partial: dict[str, Any] = {}
+        for key, value in changes.items():
+            setattr(self.env, key, value)
+        ctx = self.host_context()
+        for key, ctx_key in (("theme", "theme"), ("styles", "styles"), ("locale", "locale"), ("time_zone", "timeZone"),
+                             ("platform", "platform"), ("touch", "deviceCapabilities"),
+                             ("hover", "deviceCapabilities"), ("max_width", "containerDimensions"),
+                             ("container_width", "containerDimensions"), ("container_height", "containerDimensions")):
+            if key in changes:
+                partial[ctx_key] = ctx[ctx_key]
+        if not partial or self.state != ViewState.READY:
+            return []  # a view that is not ready yet gets the new values in its initialize result
+        return [PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, partial))]

@@ -1,0 +1,38 @@
+// The tools a view offers of its own (host → page `view-tools`), listed on the view. The host
+// offers them to the model under `modelName`; a person calls one with the tool picker's form,
+// sent as `app-tool-call`. Everything shown is the view's own word, so it is rendered as text.
+
+import { el } from "./dom.js";
+import { openToolForm } from "./form.js";
+import { viewParts } from "./views.js";
+
+let send = () => false;
+
+export function initViewTools(sendFn) {
+  send = sendFn;
+}
+
+export function viewTools(msg) {
+  const v = viewParts(msg.view);
+  if (!v) return;
+  const tools = (Array.isArray(msg.tools) ? msg.tools : []).filter((t) => t && typeof t.name === "string");
+  if (v.toolsBox) v.toolsBox.remove();
+  v.toolsBox = null;
+  if (!tools.length) return;
+  const list = el("ul", { class: "view-tool-list" }, tools.map((tool) => el("li", {},
+    el("button", {
+      type: "button", class: "tool view-tool", "data-testid": "view-tool", "data-tool": tool.name,
+      title: tool.description ? String(tool.description) : tool.name,
+      onclick: () => openToolForm(v.server, tool, (args) => send({ type: "app-tool-call", view: v.handle, tool: tool.name, arguments: args })),
+    },
+    el("span", { class: "tool-name" }, tool.title ? String(tool.title) : tool.name),
+    tool.readOnly ? el("span", { class: "badge badge-muted", title: "Annotated read-only (readOnlyHint)" }, "read-only") : null,
+    ),
+    tool.modelName ? el("code", { class: "view-tool-model-name", title: "The name the model knows this tool by" }, String(tool.modelName)) : null,
+  )));
+  v.toolsBox = el("details", { class: "view-tools", "data-testid": "view-tools" },
+    el("summary", { title: "Tools this view offers of its own: the model may call them while the view is open" },
+      "Tools of this view ", el("span", { class: "count" }, String(tools.length))),
+    list);
+  v.container.querySelector(".view-foot").prepend(v.toolsBox);
+}
