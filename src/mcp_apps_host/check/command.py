@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from ..config.deployment import AppsSettings
 from ..config.host import HostConfig
 from ..config.servers import ServerSpec, load_config_document, parse_server_arg
 from ..demo.catalog import DEMO_SERVERS
@@ -45,7 +46,8 @@ def _config(args: argparse.Namespace) -> HostConfig:
                                  list(config.servers))
     if not config.servers:
         raise ConfigError("no servers to check: add --server NAME=SPEC, --config FILE or --demo")
-    return replace(config, limits=limits_from_env())
+    # Views are what is checked: every server's render, as in the console, unless its entry says "apps": false.
+    return replace(config, limits=limits_from_env(), apps=AppsSettings(enabled=True, default=True))
 
 
 def _options(args: argparse.Namespace) -> CheckOptions:
