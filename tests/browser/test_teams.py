@@ -205,8 +205,8 @@ def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host
 
     # What one tab does, the other (on the other worker) sees at once: through PostgreSQL's LISTEN/NOTIFY.
     call_tool(tab_a, "rec", "record", {"text": "seen on both workers"})
-    assert "seen on both workers" in check(view_frame(wait_view(tab_a, "rec", "record")), "result")
-    assert "seen on both workers" in check(view_frame(wait_view(tab_b, "rec", "record")), "result")
+    assert "seen on both workers" in check(view_frame(wait_view(tab_a, "rec", "record", timeout=60_000)), "result")
+    assert "seen on both workers" in check(view_frame(wait_view(tab_b, "rec", "record", timeout=60_000)), "result")
 
     # A burst of pings from a view on worker A; worker A is killed outright part-way.
     call_tool(tab_a, "rec", "record", {"action": "burst", "n": 3000})
