@@ -24,3 +24,14 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
 def test_tool_passes(command: list[str]):
     done = run(str(BIN / command[0]), *command[1:])
     assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def test_test_modules_have_unique_names():
+    # The test folders are not packages: pytest imports each module by its bare name, so two
+    # test_x.py in different folders stop the whole run at collection.
+    seen: dict[str, Path] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if "node_modules" in path.parts:
+            continue
+        assert path.name not in seen, f"{path} and {seen[path.name]} share a module name"
+        seen[path.name] = path
