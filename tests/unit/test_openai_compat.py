@@ -63,9 +63,19 @@ def test_the_shim_goes_first_in_a_widget_and_nowhere_else():
     assert html.index("window.openai") < html.index("window.mine")
     assert html.startswith("<!doctype html><HTML><Head x=1><script>")
     plain = parse_template("s", URI, read("text/html;profile=mcp-app"), None, 10_000)
-    assert view_html(plain) == plain.html
+    # A plain view gets the guard (no WebRTC) first, and no shim.
+    assert "window.openai" not in view_html(plain) and "RTCPeerConnection" in view_html(plain)
     bare = parse_template("s", URI, read("text/html+skybridge", html="<div>no head</div>"), None, 10_000)
     assert view_html(bare).endswith("<div>no head</div>") and "window.openai" in view_html(bare)
+
+
+def test_the_view_guard_goes_first_and_keeps_the_doctype_first():
+    for html in ("<!doctype html><p>x</p><script>window.mine=1</script>", "<p>x</p><script>window.mine=1</script>",
+                 "<!DOCTYPE html><html><head><script>window.mine=1</script></head></html>"):
+        out = view_html(parse_template("s", URI, read("text/html;profile=mcp-app", html=html), None, 10_000))
+        assert out.index("RTCPeerConnection") < out.index("window.mine")
+        assert out.lower().startswith("<!doctype html>") == html.lower().startswith("<!doctype html>")
+        assert out.replace(out[out.index("<script>"):out.index("</script>") + 9], "", 1) == html
 
 
 def test_the_widget_state_is_in_the_host_context_of_a_widget_only():

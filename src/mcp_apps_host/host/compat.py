@@ -1,4 +1,5 @@
-"""OpenAI Apps SDK widgets: the `window.openai` shim, put first in the widget's own document.
+"""What the view's document gets before its own markup: the guard every view gets (no WebRTC,
+see view_guard.js) and, for OpenAI Apps SDK widgets, the `window.openai` shim.
 
 The shim only speaks MCP Apps to the host, so what a widget does is checked like any view's.
 """
@@ -13,21 +14,25 @@ from ..values.templates import Template
 
 _HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _HTML = re.compile(r"<html\b[^>]*>", re.IGNORECASE)
+_DOCTYPE = re.compile(r"\s*<!doctype\b[^>]*>", re.IGNORECASE)
 
 
 @functools.cache
-def _shim() -> str:
-    text = (resources.files("mcp_apps_host") / "host" / "openai_shim.js").read_text(encoding="utf-8")
+def _script(name: str) -> str:
+    text = (resources.files("mcp_apps_host") / "host" / name).read_text(encoding="utf-8")
     return "<script>" + text.replace("</script", "<\\/script") + "</script>"
 
 
 def view_html(template: Template) -> str:
-    """The document the view gets: the template as served, with the shim first when it needs one."""
-    if template.compat != "openai":
-        return template.html
+    """The document the view gets: the template as served, with the guard (and the shim, when it
+    needs one) first, so they run before any of the template's own scripts."""
+    first = _script("view_guard.js") + (_script("openai_shim.js") if template.compat == "openai" else "")
     html = template.html
     for tag in (_HEAD, _HTML):
         found = tag.search(html)
         if found:
-            return html[:found.end()] + _shim() + html[found.end():]
-    return _shim() + html
+            return html[:found.end()] + first + html[found.end():]
+    # Before the doctype a script would put the document in quirks mode: after it, then.
+    doctype = _DOCTYPE.match(html)
+    at = doctype.end() if doctype else 0
+    return html[:at] + first + html[at:]
