@@ -17,6 +17,9 @@ class Limits:
     max_template_bytes: int = 8 * 1024 * 1024
     # A single JSON-RPC message from a view larger than this is dropped (bytes of JSON).
     max_view_message_bytes: int = 4 * 1024 * 1024
+    # ... or nested deeper than this (objects and arrays) is refused. At most 200: deeper frames
+    # are cut at 256 levels before they are parsed (Python's parser stops near 1,000).
+    max_view_message_depth: int = 100
     # One WebSocket frame from the page larger than this closes nothing; the frame is dropped.
     max_ws_frame_bytes: int = 12 * 1024 * 1024
     # Size a view may ask for with ui/notifications/size-changed, in CSS pixels.
@@ -37,6 +40,9 @@ class Limits:
     # Reconnect backoff for a server that failed or crashed (seconds, doubled each try).
     reconnect_initial_delay: float = 1.0
     reconnect_max_delay: float = 60.0
+    # Messages one view may send the host in one second; past it requests get an error, other
+    # messages are dropped, and the burst is audited once.
+    max_view_messages_per_second: int = 200
     # Requests one view may have in flight at once (tools/call, resources/read, ...).
     max_pending_requests_per_view: int = 32
     # A file a view offers with ui/download-file (bytes), and how many files one request may name.

@@ -37,7 +37,7 @@ from canary import Canary  # noqa: E402
 SERVER = "evil"
 VICTIM = "victim"
 # A view allocating without end must hit a wall long before the machine does.
-BROWSER_ARGS = [*CHROMIUM_ARGS, "--js-flags=--max-old-space-size=256"]
+BROWSER_ARGS = [*CHROMIUM_ARGS, "--js-flags=--max-old-space-size=256", "--site-per-process"]
 
 
 @dataclass
@@ -48,13 +48,25 @@ class Corpus:
     downloads: list[Download] = field(default_factory=list)
     popups: list[Page] = field(default_factory=list)
 
-    def mount(self, tool: str, server: str = SERVER, new_conversation: bool = True) -> tuple[Locator, FrameLocator]:
+    def mount(self, tool: str, server: str = SERVER, new_conversation: bool = True,
+              page: Page | None = None) -> tuple[Locator, FrameLocator]:
         """Run TOOL of SERVER in a fresh conversation and wait until its view is ready."""
+        page = page or self.page
         if new_conversation:
-            start_new_conversation(self.page)
-        call_tool(self.page, server, tool, {})
-        view = wait_view(self.page, server, tool, timeout=60_000)
+            start_new_conversation(page)
+        call_tool(page, server, tool, {})
+        view = wait_view(page, server, tool, timeout=60_000)
         return view, view_frame(view)
+
+    def fresh_page(self) -> Page:
+        """Another tab of the host, for an attack that may take the page object down with it:
+        Playwright marks a page crashed when any of its frames' renderers dies."""
+        page = self.page.context.new_page()
+        attach_console(page)
+        LIVE_PAGES.append(page)
+        page.goto(self.host.url)
+        page.locator("[data-testid=chat-input]").wait_for(state="visible", timeout=30_000)
+        return page
 
     def audit(self, **filters: str) -> list[dict[str, Any]]:
         query = "&".join(f"{k}={v}" for k, v in {"format": "jsonl", **filters}.items())

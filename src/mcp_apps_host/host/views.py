@@ -138,7 +138,11 @@ class Views:
         view = self.live.get(handle)
         if view is None:
             return
-        effects = view.session.receive(message)
+        limited = view.session.over_rate(message, asyncio.get_running_loop().time())
+        if limited is not None and not any(isinstance(e, fx.Refused) for e in limited):
+            self.apply(view, limited)  # refused again in the same burst: answered, not recorded
+            return
+        effects = view.session.receive(message) if limited is None else limited
         # One row for the message, carrying what was decided about it.
         verdict = next((e for e in effects if isinstance(e, (fx.Refused, fx.Decided))), None)
         decision = "refused" if isinstance(verdict, fx.Refused) else verdict.decision if verdict else None

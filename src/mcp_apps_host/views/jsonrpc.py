@@ -55,6 +55,26 @@ def message_size(raw: Any) -> int:
         return -1
 
 
+def nesting_depth(raw: Any, stop: int) -> int:
+    """How deep objects and arrays nest in ``raw`` (a scalar is 0), counted without recursion;
+    counting stops past ``stop``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(raw, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > stop:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def parse_message(raw: Any) -> Message:
     if not isinstance(raw, dict):
         raise InvalidMessage(f"a JSON-RPC message must be an object, got {type(raw).__name__}")

@@ -46,7 +46,12 @@ from .effects import (
 from .jsonrpc import Notification, Request, RequestId, Response
 from .lifecycle import HostToView
 from .pending import PendingRequests
+from .ratelimit import Admission, MessageRate
 from .requests import REQUEST_HANDLERS
+
+# Frames deeper than 256 levels are cut before they are parsed; a depth rule above that would
+# let a cut message through.
+MAX_DEPTH = 200
 
 
 class ViewSession(HostToView):
@@ -61,6 +66,7 @@ class ViewSession(HostToView):
         self.model_context: ModelContextUpdated | None = None
         self._queue: list[dict[str, Any]] = []  # host → view, held until initialized
         self._pending = PendingRequests()
+        self.rate = MessageRate(limits.max_view_messages_per_second)
         self._host_ids = itertools.count()
         self.app_tools = AppToolClient(limits, lambda: next(self._host_ids))
         self._teardown_id: RequestId | None = None
@@ -77,6 +83,11 @@ class ViewSession(HostToView):
         """One message from the view. Never raises for anything the view sends."""
         if self.state in (ViewState.CLOSED, ViewState.ERROR):
             return [Refused(_method_of(raw), f"view is {self.state}")]
+        # Before anything serialises it: Python's JSON encoder recurses too.
+        max_depth = min(self.limits.max_view_message_depth, MAX_DEPTH)
+        if rpc.nesting_depth(raw, max_depth) > max_depth:
+            return self._refuse_raw(raw, f"nested deeper than max_view_message_depth ({max_depth})",
+                                    rpc.INVALID_REQUEST)
         size = rpc.message_size(raw)
         if size > self.limits.max_view_message_bytes and self._answers_app_tool_call(raw):
             # An app tool's result may be larger than other messages (max_app_tool_result_bytes).
@@ -101,6 +112,24 @@ class ViewSession(HostToView):
         if isinstance(msg, Notification):
             return self._on_notification(msg)
         return self._on_response(msg)
+
+    def over_rate(self, raw: Any, now: float) -> list[Effect] | None:
+        """None when the view is within max_view_messages_per_second at ``now``; otherwise what the
+        host does instead of handling the message: an error for a request, nothing for the rest,
+        and a `Refused` (one record) for the first refusal of a burst only."""
+        admission = self.rate.admit(now)
+        if admission == Admission.ADMIT:
+            return None
+        limit = self.limits.max_view_messages_per_second
+        reason = f"more than {limit} messages in one second (max_view_messages_per_second = {limit})"
+        effects: list[Effect] = []
+        if admission == Admission.REFUSE_FIRST:
+            effects.append(Refused(_method_of(raw), reason + "; further messages are refused until a second passes "
+                                                             "without one over the limit, and are not recorded"))
+        msg_id = raw.get("id") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and isinstance(raw.get("method"), str) and rpc.is_id(msg_id):
+            effects.append(PostToView(rpc.error(msg_id, rpc.REFUSED, reason)))
+        return effects
 
     def _answers_app_tool_call(self, raw: Any) -> bool:
         return isinstance(raw, dict) and "method" not in raw and rpc.is_id(raw.get("id")) \

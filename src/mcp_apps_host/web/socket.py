@@ -15,6 +15,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..host import frames as f
 from ..host.core import Host
 from ..host.tab import Tab
+from .deepjson import cut_deep
 
 log = logging.getLogger("mcp_apps_host.web")
 
@@ -51,6 +52,14 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
             except json.JSONDecodeError:
                 log.warning("dropped a frame from the page that is not JSON")
                 continue
+            except RecursionError:
+                # Nested deeper than Python parses (a view can send that): read it with the deep part
+                # cut out, so the message is still answered, and refused, rather than end the tab.
+                try:
+                    data = json.loads(cut_deep(text))
+                except (json.JSONDecodeError, RecursionError):
+                    log.warning("dropped a frame from the page that is not JSON")
+                    continue
             await tab.receive(data)
     except WebSocketDisconnect:
         pass
