@@ -74,7 +74,7 @@ class Corpus:
         assert response.ok, response.text()
         return [json.loads(line) for line in response.text().splitlines() if line.strip()]
 
-    def responsive(self, within: float = 2.0) -> float:
+    def responsive(self, within: float = 5.0) -> float:
         """Seconds the host page takes to run a script and answer; fails past ``within``."""
         start = time.monotonic()
         self.page.evaluate("() => new Promise((r) => requestAnimationFrame(() => r(document.title)))")

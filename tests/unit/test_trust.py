@@ -256,3 +256,9 @@ def test_csp_entry_for_violation_reports():
     assert csp_entry_for("data:image/png;base64,xx", "img-src") is None
     assert csp_entry_for("https://x.example/", "object-src") is None
     assert csp_entry_for("wss://x.example/", "img-src") is None
+
+
+def test_review_says_a_template_using_webrtc_will_not_have_it():
+    (warning,) = review_html("<script>const pc = new RTCPeerConnection({iceServers: []});</script>", ViewCsp())
+    assert warning.startswith("RTCPeerConnection:") and "no WebRTC" in warning
+    assert review_html("<p>an RTCPeerConnectionless page</p>", ViewCsp()) == []

@@ -20,6 +20,8 @@ from ..values.links import describe_link
 __all__ = ["csp_entry_for", "origin_allowed", "review_html"]
 
 MAX_WARNINGS: Final = 50
+# The host takes WebRTC away from views (no CSP directive covers where ICE connects).
+_WEBRTC = re.compile(r"\b(?:webkit)?RTCPeerConnection\b")
 
 
 # -- origin matching for declared CSP sources -------------------------------------------------------
@@ -238,7 +240,8 @@ class _Reviewer(HTMLParser):
 
 def review_html(html: str, csp: ViewCsp) -> list[str]:
     """Static warnings for a template: password inputs, external scripts or stylesheets
-    outside the declared ``resourceDomains``, ``<meta http-equiv="refresh">`` and ``<base href>``.
+    outside the declared ``resourceDomains``, ``<meta http-equiv="refresh">``, ``<base href>`` and
+    WebRTC, which views do not get.
 
     Each warning names the element and the URL. Parsed with the stdlib HTML parser, so
     text inside ``<script>`` is not mistaken for tags.
@@ -247,6 +250,9 @@ def review_html(html: str, csp: ViewCsp) -> list[str]:
     reviewer.feed(html)
     reviewer.close()
     warnings = reviewer.warnings
+    if _WEBRTC.search(html):
+        warnings.append("RTCPeerConnection: views get no WebRTC (no CSP covers where it connects), "
+                        "so this part of the view will not work")
     if len(warnings) > MAX_WARNINGS:
         warnings = [*warnings[:MAX_WARNINGS], f"... and {len(warnings) - MAX_WARNINGS} more warnings"]
     return warnings
