@@ -13,6 +13,9 @@ corpus = hostile_corpus.corpus  # the module-scoped fixture
 pytestmark = pytest.mark.browser
 
 # The attacks that have no declared origin to compare with: the test names what must not happen.
+# (The Chromium these tests run does not preconnect even without a policy, so dns-prefetch stands
+# guard for a browser that does; a service worker from a blob:, data: or other origin's URL is
+# refused by every browser. webrtc fails without the view guard, host/view_guard.js.)
 RAW = {"dns-prefetch": "preconnect", "webrtc": "webrtc"}
 
 
