@@ -101,6 +101,7 @@ class ServerConnection:
         delay = self.limits.reconnect_initial_delay
         while True:
             self._set(ServerStatus.CONNECTING if self.status != ServerStatus.RETRYING else ServerStatus.RETRYING)
+            connections = self.generation
             try:
                 await self._connected_session()
                 delay = self.limits.reconnect_initial_delay  # it was up: start backoff afresh
@@ -110,6 +111,8 @@ class ServerConnection:
                 raise
             except BaseException as exc:  # a server must never take the host down
                 self._client = None
+                if self.generation != connections:  # it was up before it failed: start backoff afresh
+                    delay = self.limits.reconnect_initial_delay
                 self.error = self._describe_failure(exc)
                 log.warning("server %s: %s (retrying in %.0fs)", self.name, self.error, delay)
                 self._set(ServerStatus.ERROR)
