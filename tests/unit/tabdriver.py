@@ -10,11 +10,14 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from starlette.websockets import WebSocketDisconnect
 
 from mcp_apps_host import create_app
+from mcp_apps_host.config.host import HostConfig
+from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.identity import CONSOLE
 from mcp_apps_host.web.embed import HostApp
 from mcp_apps_host.web.socket import run_tab
@@ -56,9 +59,12 @@ class Socket:
         return found[0]
 
 
-def app_for(servers: dict[str, dict[str, Any]], database: str, **extra: Any) -> HostApp:
-    return create_app({"origin": ORIGIN, "sandboxOrigin": "http://{label}.sandbox.test", "database": database,
-                       "apps": {"enabled": True}, "mcpServers": servers, **extra})
+def app_for(servers: dict[str, dict[str, Any]], database: str, limits: Limits | None = None,
+            **extra: Any) -> HostApp:
+    config = HostConfig.from_dict({"origin": ORIGIN, "sandboxOrigin": "http://{label}.sandbox.test",
+                                   "database": database, "apps": {"enabled": True}, "mcpServers": servers, **extra},
+                                  "test config")
+    return create_app(replace(config, limits=limits) if limits is not None else config)
 
 
 def servers_ready(names: set[str] | None = None) -> Match:

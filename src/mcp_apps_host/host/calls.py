@@ -94,15 +94,22 @@ class Calls:
             self.page.notice(str(exc), "error")
             return
         entry = conn.tools.get(tool)
+        if entry is None and conn.status != "ready":  # say why its tools are unknown, not that it lacks one
+            why = f": {conn.error}" if conn.error else ""
+            self.page.notice(f"server {server!r} is not connected ({conn.status}{why})", "error")
+            return
         if entry is None:
             known = ", ".join(t.name for t in conn.tools.values() if t.model_visible) or "none yet"
             self.page.notice(f"server {server!r} has no tool {tool!r} (tools: {known})", "error")
             return
         if not entry.model_visible:
             # Same rule as for a model: tools meant only for their app are not called from the chat.
-            self.page.notice(f"tool {tool!r} of server {server!r} is only callable by its app "
-                             f"(visibility {sorted(entry.visibility)})", "error")
+            why = f"malformed _meta.ui: {'; '.join(entry.problems)}" if entry.problems else \
+                f"visibility {sorted(entry.visibility)}"
+            self.page.notice(f"tool {tool!r} of server {server!r} is only callable by its app ({why})", "error")
             return
+        for problem in entry.problems:  # said where the call is, not only in the host's log
+            self.page.notice(f"tool {tool!r} of server {server!r} has malformed _meta.ui: {problem}")
         call_id = self.new_id()
         self.running[call_id] = asyncio.create_task(self._person_call(call_id, entry, arguments))
 

@@ -59,7 +59,7 @@ def open_transport(spec: ServerSpec, limits: Limits, stderr: StderrCapture) -> A
 def describe_failure(exc: BaseException, spec: ServerSpec, stderr: StderrCapture) -> str:
     """What went wrong with a server, in words, with the last lines it wrote to stderr."""
     if isinstance(exc, TimeoutError):
-        text = "did not answer in time"
+        text = str(exc) or "did not answer in time"
     elif isinstance(exc, FileNotFoundError):
         text = f"cannot start {spec.command!r}: command not found"
     elif isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
