@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import time
 from typing import Any
 
@@ -189,7 +190,14 @@ class Calls:
             record.update(status=status, result=result, error=error, durationMs=duration)
             self.log.rekeep(key, record)
 
+        shown_at = -math.inf
+
         async def relay(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal shown_at
+            now = time.monotonic()
+            if now - shown_at < self.host.limits.progress_interval and (total is None or progress < total):
+                return  # a flood of progress: the latest is shown every progress_interval
+            shown_at = now
             card.progress(progress, total, message)
             if on_progress is not None:
                 await on_progress(progress, total, message)

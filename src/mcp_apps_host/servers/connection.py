@@ -36,6 +36,7 @@ from .catalog import dump, list_tools, read_templates
 from .clientside import ServerAsks, client_callbacks
 from .health import health_check, is_modern, set_log_level
 from .listen import ChangeFeed
+from .loglimit import LogBudget
 from .transport import CONNECTION_CLOSED, StderrCapture, describe_failure, open_transport
 
 log = logging.getLogger("mcp_apps_host.servers")
@@ -85,6 +86,7 @@ class ServerConnection:
         self._failure: str | None = None
         self._stderr = StderrCapture()
         self._feed = ChangeFeed(spec.name, limits, self._changed)
+        self._log_budget = LogBudget(limits.max_server_log_lines_per_minute)
         # Bumped whenever the tools or templates may have changed (a new connection, a refresh), so
         # views of this server can tell their template may be stale.
         self.generation = 0
@@ -355,4 +357,9 @@ class ServerConnection:
             self._changed("resource", str(root.params.uri))
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        log.info("server %s [%s] %s", self.name, params.level, params.data)
+        allowed, dropped = self._log_budget.take()
+        if dropped:
+            log.warning("server %s: %d log messages dropped (over max_server_log_lines_per_minute = %d)",
+                        self.name, dropped, self._log_budget.per_minute)
+        if allowed:
+            log.info("server %s [%s] %s", self.name, params.level, params.data)
