@@ -48,8 +48,8 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
                 continue
             try:
                 data = json.loads(text)
-            except json.JSONDecodeError:
-                log.warning("dropped a frame from the page that is not JSON")
+            except (ValueError, RecursionError) as exc:  # not JSON, or nested deeper than the parser goes
+                log.warning("dropped a frame from the page that is not JSON (%s)", type(exc).__name__)
                 continue
             await tab.receive(data)
     except WebSocketDisconnect:
