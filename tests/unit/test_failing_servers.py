@@ -265,7 +265,7 @@ async def test_a_server_lost_while_its_view_calls_it_answers_the_view_and_comes_
             "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "drop-view", "arguments": {}}}})
         answer = (await tab.until(reply_to(view, 3)))["message"]
         assert "result" in answer, answer
-        assert answer["result"]["content"][0]["text"] == "a view that will lose its server"
+        assert answer["result"]["structuredContent"]["text"] == "a view that will lose its server"
 
 
 @pytest.mark.anyio
