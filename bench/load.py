@@ -76,12 +76,19 @@ class Tab:
         self.answered: set[tuple[str, int]] = set()
         self.duplicates = 0  # replies to a request already answered
         self.frames = 0  # page frames both ways
+        self.resets = 0
+        self.reset = asyncio.Event()
 
     async def read(self) -> None:
         async for text in self.ws:
             self.frames += 1
             frame = json.loads(text)
-            if frame["type"] == "view-mount" and frame.get("proxyUrl"):
+            if frame["type"] == "conversation-reset":
+                # A page opens the newest conversation and replays its views: only a fresh one's count.
+                self.mounts = asyncio.Queue()
+                self.resets += 1
+                self.reset.set()
+            elif frame["type"] == "view-mount" and frame.get("proxyUrl"):
                 self.posts.setdefault(frame["view"], asyncio.Queue())
                 await self.mounts.put(frame)
             elif frame["type"] == "view-post":
@@ -136,6 +143,10 @@ async def run_tab(url: str, origin: str, cookie: str, views: int, until: float, 
         tab = Tab(ws)
         reader = asyncio.create_task(tab.read())
         await tab.send({"type": "hello", "theme": "light"})
+        await tab.send({"type": "conversation-new"})
+        while tab.resets < 2:  # the replayed conversation, then the new one
+            tab.reset.clear()
+            await tab.reset.wait()
         for _ in range(views):
             await tab.send({"type": "call", "server": "rec", "tool": "record", "arguments": {}})
         await asyncio.gather(*(run_view(tab, until, latencies, sent) for _ in range(views)))
@@ -236,9 +247,10 @@ def main() -> None:
         before = settled_rss(proc.pid)
         peak = [before]
         rounds, after = [], []
-        for _ in range(args.rounds):
+        for n in range(args.rounds):
             rounds.append(_round(proc, port, token, args, peak))
             after.append(settled_rss(proc.pid))
+            print(f"  round {n + 1}: {len(rounds[-1]['latencies'])} calls", file=sys.stderr, flush=True)
         sent = [s for r in rounds for s in r["sent"]]
         recorded = on_record(database, {view for view, _ in sent})
         rates = [len(r["latencies"]) / r["elapsed"] for r in rounds]

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from ..host import frames as f
 from ..host.core import Host
@@ -52,7 +52,7 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
                 log.warning("dropped a frame from the page that is not JSON (%s)", type(exc).__name__)
                 continue
             await tab.receive(data)
-    except WebSocketDisconnect:
+    except (WebSocketDisconnect, WebSocketDisconnected):  # gone: noticed by a read, or by a send first
         pass
     finally:
         await tab.close()
