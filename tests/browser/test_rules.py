@@ -166,7 +166,7 @@ def test_server_crash_is_reported_and_reconnected(start_host, page_for):
     host = start_host(servers={"crash": fixture_cmd("crash")})
     page = page_for(host)
     call_tool(page, "crash", "crash-now", {})
-    page.get_by_text("crash/crash-now", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_text("server 'crash' went away during tools/call crash-now", exact=False).first.wait_for(timeout=30_000)
     # After the crash the server is started again (backoff starts at 1 s).
     deadline = time.monotonic() + 40
     seen = set()
