@@ -78,9 +78,10 @@ def servers_ready(names: set[str] | None = None) -> Match:
 
 @contextlib.asynccontextmanager
 async def open_tab(app: HostApp, socket: Socket | None = None, ready: set[str] | None = None,
-                   timeout: float = 60) -> AsyncIterator[Socket]:
+                   timeout: float = 60, started: bool = False) -> AsyncIterator[Socket]:
+    """``started``: the app's lifespan is already entered (several tabs, one after another)."""
     socket = socket or Socket()
-    async with app.lifespan():
+    async with contextlib.nullcontext() if started else app.lifespan():
         tab = asyncio.create_task(run_tab(app.host.for_person(CONSOLE), socket))  # type: ignore[arg-type]
         try:
             socket.put({"type": "hello"})
