@@ -52,6 +52,12 @@ class Limits:
     max_csp_report_bytes: int = 64 * 1024
     # Seconds a view's signed handle (its proxy page and CSP report address) stays valid.
     view_token_max_age: float = 24 * 3600
+    # Progress of one call reaches the page and the view at most once per this many seconds (a flood
+    # of notifications/progress is thinned; the last word is the call's result).
+    progress_interval: float = 0.1
+    # Log messages (notifications/message) one server may write to the host's log per minute; the
+    # rest are dropped and counted.
+    max_server_log_lines_per_minute: int = 600
     # Seconds between health checks of a ready server (ping, or server/discover on 2026-07-28 servers),
     # and how many missed checks in a row end the connection.
     server_health_interval: float = 10.0

@@ -153,7 +153,7 @@ def test_sampling_asks_and_answers_only_when_enabled(start_host, page_for, tmp_p
     config = tmp_path / "c.json"
     config.write_text(json.dumps({"mcpServers": {"rec": {"command": sys.executable, "args": [str(FIXTURES), "rec"]},
                                                  "off": {"command": sys.executable, "args": [str(FIXTURES), "rec"]}},
-                                  "sampling": {"rec": {"enabled": True, "maxPerMinute": 5}}}))
+                                  "sampling": {"rec": {"enabled": True, "maxPerMinute": 2}}}))
     with openai_fake.serve_script([[text("a sampled haiku")]]) as fake:
         host = start_host(config=config, extra_args=["--model", "openai:fake", "--model-base-url", fake.base_url])
         page = page_for(host)
@@ -175,4 +175,16 @@ def test_sampling_asks_and_answers_only_when_enabled(start_host, page_for, tmp_p
         page.locator("[data-testid=consent-allow]").click()
         frame = view_frame(view_locator(page, "rec", "record"))
         assert "a sampled haiku" in frame.locator('[data-check="sample"]').inner_text(timeout=15_000)
+        assert len(fake.requests) == 1
+
+        # Both asks of the minute are spent (a declined one counts): the third is refused unasked.
+        before = view_locator(page, "rec", "record").element_handle()
+        say(page, "/call rec record " + json.dumps({"action": "sample", "text": "one more haiku"}))
+        page.wait_for_function("old => { const views = document.querySelectorAll("
+                               "'[data-testid=view][data-tool=record]'); return views[views.length - 1] !== old; }",
+                               arg=before, timeout=15_000)
+        frame = view_frame(view_locator(page, "rec", "record"))
+        refused = frame.locator('[data-check="sample"]').inner_text(timeout=15_000)
+        assert refused.startswith("error:") and "at most 2 times a minute" in refused, refused
+        assert page.locator('[data-testid=consent][data-kind="sampling"]').count() == 0
         assert len(fake.requests) == 1

@@ -181,11 +181,18 @@ def test_changed_template_is_held_until_accepted(start_host, page_for, tmp_path)
 def test_servers_cannot_read_each_others_storage(start_host, page_for):
     host = start_host(servers={"alpha": cmd("rec"), "beta": cmd("rec")})
     page = page_for(host)
-    call_tool(page, "alpha", "record", {"action": "storage", "text": "alpha"})
+    # Each view writes its own key and lists every key it can see.
+    call_tool(page, "alpha", "record", {"action": "storage", "tool": "first", "text": "alpha"})
     a = json.loads(check(view_frame(wait_view(page, "alpha", "record")), "storage"))
-    call_tool(page, "beta", "record", {"action": "storage", "text": "beta"})
+    assert a == {"first": "alpha"}
+    # A second view of the same server reads what the first wrote: storage outlives a view, so
+    # the other server not seeing it below is the origins' doing.
+    call_tool(page, "alpha", "record", {"action": "storage", "tool": "second", "text": "alpha again"})
+    again = json.loads(check(view_frame(wait_view(page, "alpha", "record")), "storage"))
+    assert again == {"first": "alpha", "second": "alpha again"}
+    call_tool(page, "beta", "record", {"action": "storage", "tool": "third", "text": "beta"})
     b = json.loads(check(view_frame(wait_view(page, "beta", "record")), "storage"))
-    assert a == {"owner": "alpha"} and b == {"owner": "beta"}
+    assert b == {"third": "beta"}  # nothing of alpha's
     origins = page.locator("[data-testid=view] iframe.proxy").evaluate_all("els => els.map(e => new URL(e.src).origin)")
     assert len(set(origins)) == 2
 

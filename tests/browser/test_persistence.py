@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from harness import call_tool, view_frame, view_locator, wait_view
+from harness import call_tool, server_list, view_frame, view_locator, wait_view
 
 pytestmark = pytest.mark.browser
 
@@ -32,7 +32,10 @@ def test_reload_and_restart_bring_the_conversation_back(start_host, page_for, tm
     assert view_locator(page, "chart", "show-chart").count() == 1
 
     host.close()
-    again = start_host(servers={"chart": CHART}, extra_args=["--db", db])
-    page2 = page_for(again)
+    # The server is gone after the restart (its command no longer runs): the view can only be
+    # drawn from the template stored with the conversation.
+    again = start_host(servers={"chart": "/nonexistent/chart-server"}, extra_args=["--db", db])
+    page2 = page_for(again, wait_ready=False)
     chart_ready(page2)
+    assert {s["name"]: s["status"] for s in server_list(page2, again)}["chart"] != "ready"
     assert page2.get_by_text("Active users over the last", exact=False).count() >= 1  # the tool result text

@@ -166,7 +166,7 @@ def test_server_crash_is_reported_and_reconnected(start_host, page_for):
     host = start_host(servers={"crash": fixture_cmd("crash")})
     page = page_for(host)
     call_tool(page, "crash", "crash-now", {})
-    page.get_by_text("crash/crash-now", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_text("server 'crash' went away during tools/call crash-now", exact=False).first.wait_for(timeout=30_000)
     # After the crash the server is started again (backoff starts at 1 s).
     deadline = time.monotonic() + 40
     seen = set()
@@ -217,12 +217,19 @@ def test_server_that_hangs_times_out_and_is_retried(start_host, page_for, monkey
 def test_hostile_view_stays_in_its_box(start_host, page_for):
     host = start_host(servers={"evil": fixture_cmd("evil")})
     page = page_for(host)
+    # A cookie of the host's site that scripts may read (the session cookie is HttpOnly besides): the
+    # host page reads it, so only the sandbox being another site keeps it from the view.
+    page.context.add_cookies([{"name": "mah_canary", "value": "1", "url": host.origin}])
+    assert "mah_canary=1" in page.evaluate("() => document.cookie")
+    session = [c for c in page.context.cookies(host.origin) if c["name"] == "mah_session"]
+    assert session and session[0]["httpOnly"] and session[0]["sameSite"] == "Strict"
     call_tool(page, "evil", "evil-view", {})
     view = wait_view(page, "evil", "evil-view")
     frame = view_frame(view)
     assert check(frame, "still-here", timeout=20_000) == "yes"  # forged resource-ready messages were dropped
     assert check(frame, "cookie") == "hidden"
-    assert check(frame, "host-api").startswith("error:")  # connect-src 'none': the host API is out of reach
+    # A no-cors request would get an opaque answer: only connect-src 'none' makes it fail.
+    assert check(frame, "host-api").startswith("error:"), check(frame, "host-api")
     assert check(frame, "huge").startswith("error:") and "max_view_message_bytes" in check(frame, "huge")
     assert check(frame, "after-huge").startswith("ok:")  # and the view (and socket) kept working
     assert page.url.startswith(host.origin + "/") and "stolen" not in page.url

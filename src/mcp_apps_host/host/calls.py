@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import time
 from typing import Any
 
@@ -94,15 +95,22 @@ class Calls:
             self.page.notice(str(exc), "error")
             return
         entry = conn.tools.get(tool)
+        if entry is None and conn.status != "ready":  # say why its tools are unknown, not that it lacks one
+            why = f": {conn.error}" if conn.error else ""
+            self.page.notice(f"server {server!r} is not connected ({conn.status}{why})", "error")
+            return
         if entry is None:
             known = ", ".join(t.name for t in conn.tools.values() if t.model_visible) or "none yet"
             self.page.notice(f"server {server!r} has no tool {tool!r} (tools: {known})", "error")
             return
         if not entry.model_visible:
             # Same rule as for a model: tools meant only for their app are not called from the chat.
-            self.page.notice(f"tool {tool!r} of server {server!r} is only callable by its app "
-                             f"(visibility {sorted(entry.visibility)})", "error")
+            why = f"malformed _meta.ui: {'; '.join(entry.problems)}" if entry.problems else \
+                f"visibility {sorted(entry.visibility)}"
+            self.page.notice(f"tool {tool!r} of server {server!r} is only callable by its app ({why})", "error")
             return
+        for problem in entry.problems:  # said where the call is, not only in the host's log
+            self.page.notice(f"tool {tool!r} of server {server!r} has malformed _meta.ui: {problem}")
         call_id = self.new_id()
         self.running[call_id] = asyncio.create_task(self._person_call(call_id, entry, arguments))
 
@@ -182,7 +190,14 @@ class Calls:
             record.update(status=status, result=result, error=error, durationMs=duration)
             self.log.rekeep(key, record)
 
+        shown_at = -math.inf
+
         async def relay(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal shown_at
+            now = time.monotonic()
+            if now - shown_at < self.host.limits.progress_interval and (total is None or progress < total):
+                return  # a flood of progress: the latest is shown every progress_interval
+            shown_at = now
             card.progress(progress, total, message)
             if on_progress is not None:
                 await on_progress(progress, total, message)

@@ -22,7 +22,7 @@ from typing import Any, Protocol, cast
 import anyio
 import mcp_types as types
 from mcp.client import Client, advertise
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import LoggingLevel
 
 from ..config.servers import ServerSpec
@@ -36,7 +36,8 @@ from .catalog import dump, list_tools, read_templates
 from .clientside import ServerAsks, client_callbacks
 from .health import health_check, is_modern, set_log_level
 from .listen import ChangeFeed
-from .transport import StderrCapture, describe_failure, open_transport
+from .loglimit import LogBudget
+from .transport import CONNECTION_CLOSED, StderrCapture, describe_failure, open_transport
 
 log = logging.getLogger("mcp_apps_host.servers")
 
@@ -85,6 +86,7 @@ class ServerConnection:
         self._failure: str | None = None
         self._stderr = StderrCapture()
         self._feed = ChangeFeed(spec.name, limits, self._changed)
+        self._log_budget = LogBudget(limits.max_server_log_lines_per_minute)
         # Bumped whenever the tools or templates may have changed (a new connection, a refresh), so
         # views of this server can tell their template may be stale.
         self.generation = 0
@@ -101,6 +103,7 @@ class ServerConnection:
         delay = self.limits.reconnect_initial_delay
         while True:
             self._set(ServerStatus.CONNECTING if self.status != ServerStatus.RETRYING else ServerStatus.RETRYING)
+            connections = self.generation
             try:
                 await self._connected_session()
                 delay = self.limits.reconnect_initial_delay  # it was up: start backoff afresh
@@ -110,6 +113,8 @@ class ServerConnection:
                 raise
             except BaseException as exc:  # a server must never take the host down
                 self._client = None
+                if self.generation != connections:  # it was up before it failed: start backoff afresh
+                    delay = self.limits.reconnect_initial_delay
                 self.error = self._describe_failure(exc)
                 log.warning("server %s: %s (retrying in %.0fs)", self.name, self.error, delay)
                 self._set(ServerStatus.ERROR)
@@ -188,7 +193,9 @@ class ServerConnection:
             finally:
                 self._client = None
         if scope.cancelled_caught:
-            raise TimeoutError("did not finish connecting in time")
+            raise TimeoutError(f"did not finish connecting in time (server_connect_timeout "
+                               f"{limits.server_connect_timeout:g} s + template_read_timeout "
+                               f"{limits.template_read_timeout:g} s)")
 
     async def _serve(self, client: Client) -> None:
         """Wait for changes and health checks until the connection fails."""
@@ -280,13 +287,26 @@ class ServerConnection:
                 name, arguments, read_timeout_seconds=self.limits.tool_call_timeout, progress_callback=progress
             )
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
-            self._fail(f"the connection broke during tools/call {name}")
-            raise ServerUnavailable(f"server {self.name!r} went away during tools/call {name}") from exc
+            raise self._went_away(f"tools/call {name}") from exc
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
+                raise self._went_away(f"tools/call {name}") from exc
+            raise
         return dump(result)
+
+    def _went_away(self, during: str) -> ServerUnavailable:
+        self._fail(f"the connection broke during {during}")
+        tail = self._stderr.tail(3)
+        return ServerUnavailable(f"server {self.name!r} went away during {during}" + (f": {tail}" if tail else ""))
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
         client = self._require_client()
-        return dump(await client.read_resource(uri))
+        try:
+            return dump(await client.read_resource(uri))
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
+                raise self._went_away(f"resources/read {uri}") from exc
+            raise
 
     def _fail(self, reason: str) -> None:
         self._failure = reason
@@ -337,4 +357,9 @@ class ServerConnection:
             self._changed("resource", str(root.params.uri))
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        log.info("server %s [%s] %s", self.name, params.level, params.data)
+        allowed, dropped = self._log_budget.take()
+        if dropped:
+            log.warning("server %s: %d log messages dropped (over max_server_log_lines_per_minute = %d)",
+                        self.name, dropped, self._log_budget.per_minute)
+        if allowed:
+            log.info("server %s [%s] %s", self.name, params.level, params.data)

@@ -15,6 +15,8 @@ from mcp.shared.exceptions import MCPError
 from ..config.servers import ServerSpec
 from ..settings import Limits
 
+CONNECTION_CLOSED = -32000  # the SDK's code for a connection that ended under a request
+
 
 class StderrCapture:
     """The stderr of the server's latest start (one file per start, closed with the next)."""
@@ -57,11 +59,17 @@ def open_transport(spec: ServerSpec, limits: Limits, stderr: StderrCapture) -> A
 def describe_failure(exc: BaseException, spec: ServerSpec, stderr: StderrCapture) -> str:
     """What went wrong with a server, in words, with the last lines it wrote to stderr."""
     if isinstance(exc, TimeoutError):
-        text = "did not answer in time"
+        text = str(exc) or "did not answer in time"
     elif isinstance(exc, FileNotFoundError):
         text = f"cannot start {spec.command!r}: command not found"
+    elif isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
+        # The SDK's words for a stream that ended: say whose end it was.
+        text = ("the server closed the connection (its process exited or closed its stdout)" if spec.command
+                else "the server closed the connection")
     elif isinstance(exc, MCPError):
         text = f"error {exc.code}: {exc.message}"
+    elif spec.url and type(exc).__name__ in ("ConnectError", "ConnectTimeout"):  # the HTTP client's own words
+        text = f"cannot reach {spec.describe()}: {exc}"
     elif isinstance(exc, BaseExceptionGroup):
         return "; ".join(describe_failure(e, spec, stderr) for e in exc.exceptions[:3])
     else:

@@ -43,6 +43,9 @@ def read_tool_ui_meta(meta: Any) -> tuple[str | None, frozenset[str], tuple[str,
     if not isinstance(meta, dict):
         return None, VISIBILITY_DEFAULT, ()
     ui = meta.get("ui")
+    if ui is not None and not isinstance(ui, dict):
+        problems.append(f"_meta.ui is {type(ui).__name__}, not an object; it is ignored")
+        ui = {}
     ui = ui if isinstance(ui, dict) else {}
     # OpenAI Apps SDK tools name their template with openai/outputTemplate.
     uri = ui.get("resourceUri", meta.get("ui/resourceUri", meta.get("openai/outputTemplate")))

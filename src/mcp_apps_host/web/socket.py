@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from ..host import frames as f
 from ..host.core import Host
@@ -49,8 +49,8 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
                 continue
             try:
                 data = json.loads(text)
-            except json.JSONDecodeError:
-                log.warning("dropped a frame from the page that is not JSON")
+            except (ValueError, RecursionError) as exc:  # not JSON, or nested deeper than the parser goes
+                log.warning("dropped a frame from the page that is not JSON (%s)", type(exc).__name__)
                 continue
             except RecursionError:
                 # Nested deeper than Python parses (a view can send that): read it with the deep part
@@ -61,7 +61,7 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
                     log.warning("dropped a frame from the page that is not JSON")
                     continue
             await tab.receive(data)
-    except WebSocketDisconnect:
+    except (WebSocketDisconnect, WebSocketDisconnected):  # gone: noticed by a read, or by a send first
         pass
     finally:
         await tab.close()
