@@ -90,10 +90,12 @@ def test_open_link_consent_shows_the_real_host(start_host, page_for):
     try:
         call_tool(page, "rec", "record", {"action": "open", "text": f"{target.url}/allowed"})
         dialog = consent(page, "open-link")
-        with page.context.expect_page(timeout=10_000) as opened:
+        with page.context.expect_page(timeout=30_000) as opened:
             dialog.locator("[data-testid=consent-allow]").click()
         opened.value.wait_for_load_state()
-        assert opened.value.url == f"{target.url}/allowed" and target.hits == ["/allowed"]
+        # The opened tab may also ask for its favicon, sooner or later: only the link itself counts.
+        pages = [hit for hit in target.hits if hit != "/favicon.ico"]
+        assert opened.value.url == f"{target.url}/allowed" and pages == ["/allowed"]
         frame = view_frame(page.locator('[data-testid=view][data-tool="record"]').last)
         assert check(frame, "open").startswith("ok:")
     finally:
