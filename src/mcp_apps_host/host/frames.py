@@ -87,11 +87,23 @@ class ViewMessage(Frame):
 
 
 class ViewDisplayModeRequest(Frame):
-    """The person left fullscreen or pip (Escape or the button): a request, answered by `view-display-mode`."""
+    """The person switched the view's mode (its header, Escape, the fullscreen close control): a request,
+    answered by `view-display-mode` when the view declared the mode."""
 
     type: Literal["view-display-mode"]
     view: _Name
     mode: Literal["inline", "fullscreen", "pip"]
+
+
+class ViewContainer(Frame):
+    """The page placed the view in `mode` (after `view-display-mode`, or the person resized its pip
+    window) and measured the space its frame has: the view is told in `host-context-changed`."""
+
+    type: Literal["view-container"]
+    view: _Name
+    mode: Literal["inline", "fullscreen", "pip"]
+    width: Annotated[int, Field(ge=0, le=100_000)]
+    height: Annotated[int, Field(ge=0, le=100_000)]
 
 
 class ViewClose(Frame):
@@ -202,7 +214,8 @@ class ConversationDelete(Frame):
     id: _Name
 
 
-PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewClose | ViewHostContext
+PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewClose
+             | ViewHostContext
              | InspectorOpen | InspectorClose | Theme | ConsentReply | TrustReply | AppToolCall | ElicitReply
              | ConversationNew | ConversationOpen | ConversationRename | ConversationDelete)
 _PAGE_FRAMES: TypeAdapter[PageFrame] = TypeAdapter(Annotated[PageFrame, Field(discriminator="type")])
@@ -413,11 +426,14 @@ class ViewTools(Frame):
 
 
 class ViewDisplayMode(Frame):
-    """Show the view inline, fullscreen or pip."""
+    """Show the view inline, fullscreen or pip; `available`: the modes the view declared (inline always),
+    which its header offers. Sent when the view is ready and on every change; the page answers a change
+    with `view-container`."""
 
     type: Literal["view-display-mode"] = "view-display-mode"
     view: str
     mode: str
+    available: list[str] = Field(default_factory=lambda: ["inline"])
 
 
 class InspectorRecords(Frame):

@@ -77,6 +77,7 @@ class Tab:
             f.Cancel: lambda fr: calls.cancel(fr.call_id),
             f.ViewMessage: lambda fr: views.message(fr.view, fr.message),
             f.ViewDisplayModeRequest: lambda fr: views.display_mode(fr.view, fr.mode),
+            f.ViewContainer: lambda fr: views.container(fr.view, fr.mode, fr.width, fr.height),
             f.ViewClose: lambda fr: views.close(fr.view, "closed by the person"),
             f.ViewHostContext: self._view_host_context,
             f.InspectorOpen: lambda fr: self.inspector.open(fr.view),

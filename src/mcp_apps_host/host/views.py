@@ -177,6 +177,11 @@ class Views:
         if view is not None:
             self.apply(view, view.session.set_display_mode(mode))
 
+    def container(self, handle: str, mode: str, width: int, height: int) -> None:
+        view = self.live.get(handle)
+        if view is not None:
+            self.apply(view, view.session.container_measured(mode, width, height))
+
     def override_context(self, handle: str, display_mode: str | None, **changes: Any) -> None:
         """The inspector's controls, for one view: its host context changes live."""
         view = self.live.get(handle)

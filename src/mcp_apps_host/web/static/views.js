@@ -6,6 +6,7 @@
 import { el } from "./dom.js";
 import { callSlot } from "./chat.js";
 import { attachInspector, inspectorsReset } from "./inspector.js";
+import { initModes, modeControls, showModes, placeView, dropModes } from "./modes.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const INITIAL_HEIGHT = 120;
@@ -26,6 +27,7 @@ const views = new Map(); // handle -> {handle, iframe, sandboxOrigin, container,
 
 export function initViews(sendFn) {
   send = sendFn;
+  initModes(sendFn);
   // One listener for every view. The proxy is on another origin, so the only things we
   // can trust about a message are which window sent it and that window's origin.
   window.addEventListener("message", onMessage);
@@ -98,6 +100,7 @@ export function viewMount(msg) {
       else if (sent) closeButton.disabled = true;
     },
   }, "×");
+  const modes = modeControls(handle);
   const sha = typeof msg.templateSha256 === "string" ? msg.templateSha256 : "";
   const sourceBar = el("div", { class: "view-source", "data-testid": "view-source", title: sha ? `template sha256 ${sha}` : null },
     el("span", { class: "view-glyph", "aria-hidden": "true" }),
@@ -105,7 +108,9 @@ export function viewMount(msg) {
     trustMarker(msg.trust, sha),
     el("span", { class: "spacer" }),
     handle.startsWith("failed-") ? null : attachInspector(handle, () => container),
+    modes.group,
     modeButton,
+    modes.close,
     closeButton,
   );
   const frameBox = el("div", { class: "view-frame" }, loading);
@@ -116,13 +121,14 @@ export function viewMount(msg) {
 
   const view = {
     handle, server, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
-    log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline",
+    log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline", modes,
   };
   views.set(handle, view);
   const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
   if (old) {
     // A new version of the same view (its template changed): it takes the old one's place.
     if (old.iframe) old.iframe.remove();
+    dropModes(old);
     old.container.replaceWith(container);
     views.delete(msg.replaces);
   } else {
@@ -229,10 +235,7 @@ export function viewSize(msg) {
   if (!v || !v.iframe) return;
   const s = v.iframe.style;
   if (typeof msg.height === "number" && Number.isFinite(msg.height) && msg.height >= 0) {
-    const before = v.iframe.getBoundingClientRect().height;
-    // Grow at once so content is never clipped while it waits; shrink with a short ease so
-    // the conversation below does not jump. A resize burst never queues up behind animations.
-    s.transition = msg.height >= before ? "none" : "";
+    // Applied the frame it arrives, both ways: an eased size lags the content the view drew.
     s.height = `${Math.round(msg.height)}px`;
   }
   if (typeof msg.width === "number" && Number.isFinite(msg.width) && msg.width >= 0) {
@@ -257,6 +260,7 @@ export function viewRemove(msg) {
   if (v.iframe) v.iframe.remove();
   v.iframe = null; // later messages from that window no longer match any view
   setMode(v, "inline");
+  dropModes(v);
   viewState({ view: v.handle, state: "closed" });
   v.frameBox.replaceChildren(el("div", { class: "view-closed" }, STATE_TEXT.closed));
 }
@@ -275,7 +279,10 @@ export function viewsLost() {
 /** Host → page `conversation-reset`: the host dropped every view; their containers go with
  *  the conversation column, and their frames must stop talking to us now. */
 export function viewsReset() {
-  for (const v of views.values()) if (v.iframe) v.iframe.remove();
+  for (const v of views.values()) {
+    if (v.iframe) v.iframe.remove();
+    dropModes(v);
+  }
   views.clear();
   inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
@@ -298,12 +305,17 @@ export function viewContext(msg) {
 export function viewDisplayMode(msg) {
   const v = views.get(msg.view);
   if (!v || !MODES.has(msg.mode)) return;
-  setMode(v, msg.mode);
+  showModes(v, msg.mode, msg.available);
+  v.modeButton.hidden = v.mode !== "pip";
+  fullscreenClass();
 }
 
 function setMode(v, mode) {
-  v.mode = mode;
-  v.container.dataset.displayMode = mode;
-  v.modeButton.hidden = mode === "inline";
+  if (v.mode !== mode) placeView(v, mode);
+  v.modeButton.hidden = mode !== "pip";
+  fullscreenClass();
+}
+
+function fullscreenClass() {
   document.documentElement.classList.toggle("has-fullscreen-view", [...views.values()].some((x) => x.mode === "fullscreen"));
 }

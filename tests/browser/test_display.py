@@ -1,0 +1,185 @@
+"""Display modes in a real browser: inline, fullscreen and pip, only when the view declared them,
+switched by the view or from its header, announced with the container's new dimensions, and never
+reloading the view (a value typed into it is still there, its document was loaded once)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+import pytest
+from harness import REPO, HostLauncher, call_tool, view_frame, wait_view
+from playwright.sync_api import Locator, Page, expect
+
+pytestmark = pytest.mark.browser
+
+DISPLAY = f"{sys.executable} {REPO / 'tests' / 'fixtures' / 'display_server.py'}"
+
+
+def box(locator: Locator) -> dict[str, float]:
+    b = locator.bounding_box()
+    assert b is not None, "not drawn"
+    return b
+
+
+def dims(view: Locator) -> dict[str, int]:
+    text = view_frame(view).locator("#dims").inner_text()
+    return json.loads(text) if text else {}
+
+
+def leave_view_focus(page: Page) -> None:
+    """Keys go to the page again (a click into the view gives its frame the focus)."""
+    page.evaluate("() => { if (document.activeElement instanceof HTMLElement) document.activeElement.blur(); }")
+
+
+def test_declared_modes_switch_without_reloading_the_view(
+        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    host = start_host({"display": DISPLAY})
+    page = page_for(host)
+    page.set_viewport_size({"width": 1200, "height": 800})
+    call_tool(page, "display", "modes-view", {"n": 1})
+    view = wait_view(page, "display", "modes-view")
+    app = view_frame(view)
+    expect(app.locator("#result")).to_contain_text('"n":1')
+    app.locator("#typed").fill("typed before any switch")
+
+    # The header offers the three modes the view declared.
+    for mode in ("inline", "fullscreen", "pip"):
+        expect(view.locator(f"[data-testid=view-mode-{mode}]")).to_be_visible()
+    inline_box = box(view)
+
+    # Fullscreen from the header: the container covers the page, the view hears the mode with the
+    # space its frame has, and the conversation keeps the view's place.
+    view.locator("[data-testid=view-mode-fullscreen]").click()
+    expect(view).to_have_attribute("data-display-mode", "fullscreen")
+    expect(app.locator("#mode")).to_have_text("fullscreen")
+    full = box(view)
+    assert (full["x"], full["y"], full["width"], full["height"]) == (0, 0, 1200, 800), full
+    frame_box = box(view.locator(".view-frame"))
+    expect(app.locator("#dims")).not_to_have_text("")
+    seen = dims(view)
+    assert seen == {"width": round(frame_box["width"]), "height": round(frame_box["height"])}, (seen, frame_box)
+    assert json.loads(app.locator("#insets").inner_text()) == {"top": 0, "right": 0, "bottom": 0, "left": 0}
+    slot = page.locator("[data-testid=view-mode-slot]")
+    expect(slot).to_have_count(1)
+    assert abs(box(slot)["height"] - inline_box["height"]) < 1
+
+    # The close control is the page's, drawn above the view's frame, and the frame cannot reach it.
+    close = view.locator("[data-testid=fullscreen-close]")
+    expect(close).to_be_visible()
+    assert box(close)["y"] + box(close)["height"] <= frame_box["y"]
+
+    # A theme toggle reaches the fullscreen view as a context change, not a reload.
+    page.locator("[data-testid=theme-toggle]").dispatch_event("click")
+    expect(app.locator("#theme")).to_have_text("dark")
+    expect(view).to_have_attribute("data-display-mode", "fullscreen")
+    expect(app.locator("#typed")).to_have_value("typed before any switch")
+    expect(app.locator("#loads")).to_have_text("1")
+
+    # Escape leaves fullscreen; the view is told it is inline again, with a flexible height.
+    leave_view_focus(page)
+    page.keyboard.press("Escape")
+    expect(view).to_have_attribute("data-display-mode", "inline")
+    expect(app.locator("#mode")).to_have_text("inline")
+    expect(slot).to_have_count(0)
+    expect(app.locator("#dims")).to_contain_text("maxHeight")
+    assert box(view)["width"] == pytest.approx(inline_box["width"], abs=1)
+
+    # The view asks for fullscreen itself; the page's close control takes it back.
+    app.locator("#fs").click()
+    expect(app.locator("#granted")).to_have_text("fullscreen")
+    expect(view).to_have_attribute("data-display-mode", "fullscreen")
+    close.click()
+    expect(view).to_have_attribute("data-display-mode", "inline")
+    expect(app.locator("#mode")).to_have_text("inline")
+
+    expect(app.locator("#typed")).to_have_value("typed before any switch")
+    expect(app.locator("#loads")).to_have_text("1")
+    events = app.locator("#events li")
+    announced = [json.loads(t) for t in events.all_inner_texts()]
+    modes = [e["displayMode"] for e in announced if "displayMode" in e]
+    assert modes == ["fullscreen", "inline", "fullscreen", "inline"], announced
+    assert all("containerDimensions" in e for e in announced if "displayMode" in e), announced
+
+
+def test_pip_stays_in_sight_while_the_conversation_scrolls_and_can_be_moved_and_resized(
+        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    host = start_host({"display": DISPLAY})
+    page = page_for(host)
+    page.set_viewport_size({"width": 1200, "height": 800})
+    call_tool(page, "display", "modes-view", {"n": 1})
+    view = wait_view(page, "display", "modes-view")
+    app = view_frame(view)
+    app.locator("#typed").fill("kept in pip")
+    # The view asks for pip itself.
+    app.locator("#pip").click()
+    expect(app.locator("#granted")).to_have_text("pip")
+    expect(view).to_have_attribute("data-display-mode", "pip")
+    expect(app.locator("#mode")).to_have_text("pip")
+
+    # Enough conversation below to scroll the view's place far out of sight.
+    for n in range(2, 8):
+        call_tool(page, "display", "inline-view", {"n": n})
+        expect(page.locator("[data-testid=view][data-tool=inline-view][data-state=ready]")).to_have_count(n - 1)
+    conversation = page.locator("[data-testid=conversation]")
+    before = box(view)
+    for top in ("0", "el.scrollHeight"):
+        conversation.evaluate(f"el => {{ el.scrollTop = {top}; }}")
+        after = box(view)
+        assert (after["x"], after["y"], after["width"], after["height"]) == (
+            before["x"], before["y"], before["width"], before["height"]), (before, after)
+        assert after["y"] >= 0 and after["y"] + after["height"] <= 800
+    slot = page.locator("[data-testid=view-mode-slot]")
+    conversation.evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    expect(slot).not_to_be_in_viewport()
+    expect(view).to_be_in_viewport()
+
+    # Moved by its header, resized by its corner; the view hears its new size.
+    head = view.locator(".view-source")
+    h = box(head)
+    page.mouse.move(h["x"] + 40, h["y"] + h["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(h["x"] + 40 - 340, h["y"] + h["height"] / 2 - 200, steps=5)
+    page.mouse.up()
+    moved = box(view)
+    assert (moved["x"], moved["y"]) == pytest.approx((before["x"] - 340, before["y"] - 200), abs=2), (before, moved)
+    old = dims(view)
+    page.mouse.move(moved["x"] + moved["width"] - 3, moved["y"] + moved["height"] - 3)
+    page.mouse.down()
+    page.mouse.move(moved["x"] + moved["width"] + 97, moved["y"] + moved["height"] + 57, steps=5)
+    page.mouse.up()
+    grown = box(view)
+    assert grown["width"] > moved["width"] + 20 and grown["height"] > moved["height"] + 20, (moved, grown)
+    frame_box = box(view.locator(".view-frame"))
+    expect(app.locator("#dims")).to_have_text(json.dumps({"width": round(frame_box["width"]),
+                                                          "height": round(frame_box["height"])},
+                                                         separators=(",", ":")))
+    assert dims(view)["width"] > old["width"] + 20
+
+    # Back inline from the header, in its place in the conversation, never reloaded.
+    view.locator("[data-testid=view-mode-inline]").click()
+    expect(view).to_have_attribute("data-display-mode", "inline")
+    expect(slot).to_have_count(0)
+    expect(app.locator("#typed")).to_have_value("kept in pip")
+    expect(app.locator("#loads")).to_have_text("1")
+
+
+def test_undeclared_modes_are_neither_offered_nor_granted(
+        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    host = start_host({"display": DISPLAY})
+    page = page_for(host)
+    call_tool(page, "display", "inline-view", {"n": 1})
+    view = wait_view(page, "display", "inline-view")
+    app = view_frame(view)
+    expect(app.locator("#result")).to_contain_text('"n":1')
+    # Nothing to switch to: the header has no mode controls.
+    expect(view.locator("[data-testid=view-modes]")).to_be_hidden()
+    expect(view.locator("[data-testid=view-mode-fullscreen]")).to_be_hidden()
+    # The view asks anyway: the reply is the mode in effect, and nothing moves.
+    app.locator("#fs").click()
+    expect(app.locator("#granted")).to_have_text("inline")
+    app.locator("#pip").click()
+    expect(app.locator("#granted")).to_have_text("inline")
+    expect(view).to_have_attribute("data-display-mode", "inline")
+    expect(app.locator("#events li")).to_have_count(0)
