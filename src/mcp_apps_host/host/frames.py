@@ -106,6 +106,15 @@ class ViewContainer(Frame):
     height: Annotated[int, Field(ge=0, le=100_000)]
 
 
+class ViewVisible(Frame):
+    """A view's container came into (or near) sight, or left it. Far out of sight, beyond `max_live_views`,
+    the host puts the view away (`view-parked`); a placeholder in sight is mounted again."""
+
+    type: Literal["view-visible"]
+    view: _Name
+    visible: bool
+
+
 class ViewClose(Frame):
     """The person closed the view: the host runs its teardown, then sends `view-remove`."""
 
@@ -214,8 +223,8 @@ class ConversationDelete(Frame):
     id: _Name
 
 
-PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewClose
-             | ViewHostContext
+PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewVisible
+             | ViewClose | ViewHostContext
              | InspectorOpen | InspectorClose | Theme | ConsentReply | TrustReply | AppToolCall | ElicitReply
              | ConversationNew | ConversationOpen | ConversationRename | ConversationDelete)
 _PAGE_FRAMES: TypeAdapter[PageFrame] = TypeAdapter(Annotated[PageFrame, Field(discriminator="type")])
@@ -363,7 +372,16 @@ class ViewMount(Frame):
     template_sha256: str | None = None
     trust: str | None = None  # new | trusted | allowed | changed | unchecked
     warnings: list[str] = Field(default_factory=list)  # what the static review of the template found
-    replaces: str | None = None  # a view this one takes the place of (its template changed: `serve --watch`)
+    replaces: str | None = None  # a view this one takes the place of (its template changed, or it was put away)
+    parked: bool = False  # only a placeholder: the view is mounted when it comes into sight (`view-visible`)
+
+
+class ViewParked(Frame):
+    """The view was torn down because it is far out of sight: remove its frame and keep a placeholder of
+    the same size. When the placeholder comes into sight (`view-visible`) a `view-mount` replaces it."""
+
+    type: Literal["view-parked"] = "view-parked"
+    view: str
 
 
 class ViewPost(Frame):
@@ -577,9 +595,9 @@ class Conversations(Frame):
 
 HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
              | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame
-             | ViewSize | ViewLog | ViewRemove | ViewContext | ViewTools | ViewDisplayMode | InspectorRecords
-             | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit | ElicitInvalid
-             | ElicitDismiss | HostTheme | ConversationReset | Conversations)
+             | ViewSize | ViewLog | ViewRemove | ViewParked | ViewContext | ViewTools | ViewDisplayMode
+             | InspectorRecords | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit
+             | ElicitInvalid | ElicitDismiss | HostTheme | ConversationReset | Conversations)
 
 
 # ---- the tables in docs/bridge.md -----------------------------------------------------------------

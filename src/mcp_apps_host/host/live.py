@@ -18,6 +18,7 @@ class LiveView:
     session: ViewSession
     call_id: int | None
     instance: str | None = None  # the conversation's id for this view, kept with its state
+    trust: str = "unchecked"  # what the template check said when it was mounted
     tasks: dict[Any, asyncio.Task[None]] = field(default_factory=dict)  # proxied requests by view request id
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
     app_calls: dict[Any, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # calls of its own tools

@@ -78,6 +78,7 @@ class Tab:
             f.ViewMessage: lambda fr: views.message(fr.view, fr.message),
             f.ViewDisplayModeRequest: lambda fr: views.display_mode(fr.view, fr.mode),
             f.ViewContainer: lambda fr: views.container(fr.view, fr.mode, fr.width, fr.height),
+            f.ViewVisible: lambda fr: views.lazy.visibility(fr.view, fr.visible),
             f.ViewClose: lambda fr: views.close(fr.view, "closed by the person"),
             f.ViewHostContext: self._view_host_context,
             f.InspectorOpen: lambda fr: self.inspector.open(fr.view),

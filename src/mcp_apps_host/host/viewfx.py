@@ -16,6 +16,7 @@ from . import frames as f
 from .audit import Auditor
 from .consents import Consents
 from .core import Host
+from .lazy import LazyViews
 from .live import LiveView, ViewListener
 from .page import Page
 from .proxied import Proxied
@@ -32,6 +33,7 @@ class _Views(Protocol):
     proxied: Proxied
     audited: object  # the decision already written with its message
     live: dict[str, LiveView]
+    lazy: LazyViews
 
     def apply(self, view: LiveView, effects: list[fx.Effect]) -> None: ...
 
@@ -64,6 +66,8 @@ def _refused(vs: _Views, view: LiveView, effect: fx.Refused) -> None:
 
 
 def _state(vs: _Views, view: LiveView, effect: fx.StateChanged) -> None:
+    if effect.state == fx.ViewState.CLOSED and vs.lazy.closed(view):
+        return  # put away out of sight: the page keeps a placeholder, not a closed view
     vs.page.send(f.ViewStateFrame(view=view.handle, state=str(effect.state), error=effect.error))
     if effect.state == fx.ViewState.READY:
         _display_mode(vs, view)  # the modes the view declared, for its header

@@ -210,6 +210,10 @@ class ViewSession(HostToView):
             params["safeAreaInsets"] = {"top": 0, "right": 0, "bottom": 0, "left": 0}
         return [PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, params))]
 
+    def busy(self) -> bool:
+        """Requests of the view's are in flight (or waiting for the person)."""
+        return len(self._pending) > 0
+
     def answer_later(self, request_id: RequestId) -> None:
         """The host completes this request later (:meth:`complete_request`)."""
         self._pending.add(request_id)

@@ -7,6 +7,7 @@ import { el } from "./dom.js";
 import { callSlot } from "./chat.js";
 import { attachInspector, inspectorsReset } from "./inspector.js";
 import { initModes, modeControls, showModes, placeView, dropModes } from "./modes.js";
+import { initLazy, observeView, drawPlaceholder, parkView, lazyReset } from "./lazy.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const INITIAL_HEIGHT = 120;
@@ -28,6 +29,7 @@ const views = new Map(); // handle -> {handle, iframe, sandboxOrigin, container,
 export function initViews(sendFn) {
   send = sendFn;
   initModes(sendFn);
+  initLazy(sendFn);
   // One listener for every view. The proxy is on another origin, so the only things we
   // can trust about a message are which window sent it and that window's origin.
   window.addEventListener("message", onMessage);
@@ -133,6 +135,11 @@ export function viewMount(msg) {
     views.delete(msg.replaces);
   } else {
     callSlot(msg.callId, { server, tool }).append(container);
+  }
+  observeView(container, handle);
+  if (msg.parked === true) {
+    drawPlaceholder(view); // mounted by the host when it comes into sight
+    return;
   }
 
   if (msg.proxyUrl === null || msg.proxyUrl === undefined) {
@@ -284,8 +291,17 @@ export function viewsReset() {
     dropModes(v);
   }
   views.clear();
+  lazyReset();
   inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
+}
+
+/** Host → page `view-parked`: the view was torn down far out of sight; a placeholder keeps its place. */
+export function viewParked(msg) {
+  const v = views.get(msg.view);
+  if (!v) return;
+  setMode(v, "inline");
+  parkView(v);
 }
 
 /** The drawn parts of a live view (for the modules that add to it), or undefined. */
