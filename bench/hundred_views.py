@@ -1,0 +1,181 @@
+"""A 100-view conversation: Chromium's total memory and the time to open it, with lazy mounting
+(`max_live_views`, the default) against every view mounted (the baseline), alternating in this process.
+
+The conversation is made once (100 `/call`s of a view tool) and kept in a SQLite file; each run starts
+a host on a copy of it, opens it in a fresh headless Chromium and waits until every view the host
+mounted is ready (the last one shows its result). Memory is the proportional set size (PSS) summed over
+every process of that Chromium (browser, renderers, GPU, utility), read from /proc when opened.
+
+    python bench/hundred_views.py [--views 100] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from harness import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+SERVER = f"{sys.executable} {ROOT / 'tests' / 'fixtures' / 'display_server.py'}"
+ALL = 100_000  # max_live_views high enough that every view is mounted
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_host(db: Path, workdir: Path, max_live: int | None) -> tuple[subprocess.Popen[bytes], str]:
+    port, sandbox, token = free_port(), free_port(), secrets.token_urlsafe(12)
+    cmd = [sys.executable, "-m", "mcp_apps_host", "serve", "--no-open", "--port", str(port), "--sandbox-port",
+           str(sandbox), f"--token={token}", "--db", f"sqlite:///{db}", "--log-level", "warning",
+           "--server", f"display={SERVER}"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if max_live is not None:
+        env["MCP_APPS_HOST_MAX_LIVE_VIEWS"] = str(max_live)
+    log_path = workdir / f"host-{port}.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - the host writes to it for as long as it runs
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        m = re.search(r"running at (\S+)", log_path.read_text(errors="replace"))
+        if m:
+            return proc, m.group(1)
+        time.sleep(0.05)
+    raise SystemExit("the host did not start:\n" + log_path.read_text())
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def wait_servers(page: Page, url: str) -> None:
+    api = url.split("/?")[0] + "/api/servers"
+    deadline = time.monotonic() + 60
+    while any(s["status"] != "ready" for s in page.request.get(api).json()["servers"]):
+        assert time.monotonic() < deadline, "the display server did not connect"
+        time.sleep(0.1)
+
+
+def chromium_pss_kib(profile: Path) -> int:
+    """PSS of every process whose command line names this run's profile directory."""
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if str(profile).encode() not in cmdline:
+                continue
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue  # gone, or not ours to read
+    return total
+
+
+def all_mounted_ready(page: Page, views: int) -> None:
+    """Every view is drawn, the last shows its result, and no mounted view is still loading."""
+    page.wait_for_function(
+        """n => {
+            const all = document.querySelectorAll('[data-testid=view][data-tool=modes-view]');
+            if (all.length !== n || all[n - 1].dataset.state !== 'ready') return false;
+            return ![...all].some((v) => v.dataset.state === 'loading');
+        }""", arg=views, timeout=600_000, polling=50)
+
+
+def make_conversation(db: Path, workdir: Path, views: int) -> None:
+    proc, url = start_host(db, workdir, None)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url)
+            wait_servers(page, url)
+            box = page.locator("[data-testid=chat-input]")
+            for n in range(1, views + 1):
+                box.fill(f'/call display modes-view {{"n": {n}}}')
+                box.press("Enter")
+                page.locator('[data-testid=call][data-state="done"]').nth(n - 1).wait_for(timeout=60_000)
+            all_mounted_ready(page, views)
+            browser.close()
+    finally:
+        stop(proc)
+
+
+def open_once(db: Path, workdir: Path, views: int, max_live: int | None) -> tuple[float, int, int]:
+    """(seconds to open, Chromium PSS in KiB, views running) for one fresh host and browser."""
+    run_db = workdir / f"run-{secrets.token_hex(4)}.db"
+    shutil.copy(db, run_db)
+    proc, url = start_host(run_db, workdir, max_live)
+    profile = Path(tempfile.mkdtemp(dir=workdir, prefix="profile-"))
+    try:
+        with sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(
+                str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+                viewport={"width": 1280, "height": 900})
+            page = context.pages[0] if context.pages else context.new_page()
+            started = time.perf_counter()
+            page.goto(url)
+            all_mounted_ready(page, views)
+            elapsed = time.perf_counter() - started
+            running = page.locator("[data-testid=view] iframe.proxy").count()
+            pss = chromium_pss_kib(profile)
+            context.close()
+    finally:
+        stop(proc)
+    return elapsed, pss, running
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--views", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        db = workdir / "conversation.db"
+        made = time.perf_counter()
+        make_conversation(db, workdir, args.views)
+        print(f"made a {args.views}-view conversation in {time.perf_counter() - made:.0f} s")
+        lazy: list[tuple[float, int, int]] = []
+        every: list[tuple[float, int, int]] = []
+        for _ in range(args.runs):  # alternating, so a slower moment of the machine hits both
+            every.append(open_once(db, workdir, args.views, ALL))
+            lazy.append(open_once(db, workdir, args.views, None))
+
+    def report(name: str, runs: list[tuple[float, int, int]]) -> tuple[float, float]:
+        seconds = statistics.median(r[0] for r in runs)
+        mib = statistics.median(r[1] for r in runs) / 1024
+        print(f"{name:<34} open median {seconds:6.2f} s   Chromium PSS median {mib:7.0f} MiB   "
+              f"views running {runs[-1][2]}")
+        return seconds, mib
+
+    print(f"runs: {args.runs} each, {args.views} views")
+    t_all, m_all = report("every view mounted (baseline)", every)
+    t_lazy, m_lazy = report("lazy (max_live_views default)", lazy)
+    print(f"ratio lazy / all: memory {m_lazy / m_all:.2f}, time to open {t_lazy / t_all:.2f}")
+
+
+if __name__ == "__main__":
+    main()
