@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 
 import pytest
-from harness import REPO, HostLauncher, call_tool, view_frame, wait_view
+from harness import REPO, HostLauncher, call_tool, start_new_conversation, view_frame, wait_view
 from playwright.sync_api import Locator, Page, expect
 
 pytestmark = pytest.mark.browser
@@ -183,3 +183,65 @@ def test_undeclared_modes_are_neither_offered_nor_granted(
     expect(app.locator("#granted")).to_have_text("inline")
     expect(view).to_have_attribute("data-display-mode", "inline")
     expect(app.locator("#events li")).to_have_count(0)
+
+
+def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_reload(
+        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    host = start_host({"display": DISPLAY})
+    page = page_for(host)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    call_tool(page, "display", "modes-view", {"n": 1})
+    view = wait_view(page, "display", "modes-view")
+    app = view_frame(view)
+    expect(app.locator("#result")).to_contain_text('"n":1')
+    handle = view.get_attribute("data-view")
+    app.locator("#typed").fill("typed before pinning")
+    first_conversation = page.locator("[data-testid=conversation-item].current").get_attribute("data-id")
+
+    view.locator("[data-testid=view-pin]").click()
+    panel = page.locator("[data-testid=pinned-panel]")
+    expect(panel).to_be_visible()
+    expect(view).to_have_attribute("data-pinned", "over")
+    # Drawn over its slot in the panel, the frame never moved in the DOM.
+    p, v = box(panel), box(view)
+    assert p["x"] <= v["x"] and v["x"] + v["width"] <= p["x"] + p["width"] + 1, (p, v)
+
+    # Another conversation, and a turn in it: the same view, live, never reloaded.
+    start_new_conversation(page)
+    call_tool(page, "display", "inline-view", {"n": 2})
+    expect(view_frame(page.locator("[data-testid=view][data-tool=inline-view]")).locator("#result")).to_contain_text(
+        '"n":2')
+    pinned = page.locator(f'[data-testid=view][data-view="{handle}"]')
+    expect(pinned).to_be_visible()
+    expect(pinned).to_have_attribute("data-state", "ready")
+    expect(view_frame(pinned).locator("#typed")).to_have_value("typed before pinning")
+    expect(view_frame(pinned).locator("#loads")).to_have_text("1")
+    # Its audit trail goes on under the same handle.
+    view_frame(pinned).locator("#inline").click()
+    expect(view_frame(pinned).locator("#granted")).to_have_text("inline")
+    audit = page.request.get(f"{host.origin}/api/audit?format=json&view={handle}&method=ui/request-display-mode")
+    assert [e for e in audit.json()["events"] if e["direction"] == "view->host"], audit.text()
+
+    # Back to its own conversation: it is not mounted a second time.
+    page.locator(f'[data-testid=conversation-item][data-id="{first_conversation}"] .conversation-open').click()
+    expect(page.locator("[data-testid=conversation-item].current")).to_have_attribute("data-id", first_conversation)
+    expect(page.locator("[data-testid=view][data-tool=modes-view]")).to_have_count(1)
+    expect(view_frame(pinned).locator("#typed")).to_have_value("typed before pinning")
+
+    # A reload brings it back in the panel, given its input and result again.
+    page.reload()
+    restored = panel.locator("[data-testid=view][data-tool=modes-view]")
+    expect(restored).to_have_attribute("data-state", "ready", timeout=30_000)
+    expect(view_frame(restored).locator("#input")).to_have_text('{"n":1}')
+    expect(view_frame(restored).locator("#result")).to_contain_text('"n":1')
+    expect(page.locator("[data-testid=view][data-tool=modes-view]")).to_have_count(1)
+
+    # Unpinned, it goes back under its call and the panel closes; after a reload it stays there.
+    restored.locator("[data-testid=view-pin]").click()
+    expect(panel).to_be_hidden()
+    back = page.locator("[data-testid=call] [data-testid=view][data-tool=modes-view]")
+    expect(back).to_have_attribute("data-state", "ready", timeout=30_000)
+    expect(view_frame(back).locator("#result")).to_contain_text('"n":1')
+    page.reload()
+    expect(page.locator("[data-testid=view][data-tool=modes-view]")).to_have_attribute("data-state", "ready")
+    expect(panel).to_be_hidden()

@@ -18,6 +18,7 @@ from . import frames as f
 from .calls import CallCard
 from .journal import Journal
 from .live import LiveView
+from .pins import Pins
 from .services import TabServices
 from .turns import Turns
 
@@ -28,6 +29,9 @@ class ConversationService:
         self.journal = journal
         self.repo = journal.conversations
         self.turns = turns
+        self.pins = Pins(tab, journal, self._back_in_card)
+        # Calls of the conversation shown whose view is live in the side panel: (call id, call, view).
+        self._in_panel: dict[str, tuple[int, dict[str, Any], dict[str, Any]]] = {}
 
     async def open(self, conversation_id: str | None, fresh: bool = False) -> None:
         """Show a conversation: the one asked for, else the newest, else a new one (always new when ``fresh``)."""
@@ -38,10 +42,12 @@ class ConversationService:
         if conv is None:
             conv = await self.journal.call(self.repo.create)
         self.tab.calls.cancel_all()
-        self.tab.views.drop_all("another conversation was opened")
+        self.tab.views.drop_all("another conversation was opened", keep_pinned=True)
         self.tab.log.current = conv
         self.tab.page.send(f.ConversationReset(id=conv.id, title=conv.title))
         await self.send_list()
+        self._in_panel.clear()
+        await self.pins.restore()
         items = await self.journal.call(self.repo.items, conv.id)
         if self.turns is not None:
             self.turns.stop()
@@ -108,6 +114,10 @@ class ConversationService:
         view = data.get("view")
         if not isinstance(view, dict):
             return
+        instance = data.get("instance")
+        if isinstance(instance, str) and instance in self.tab.views.pinned_instances():
+            self._in_panel[instance] = (call_id, data, view)  # live in the side panel: not mounted twice
+            return
         if placeholder:
             server = str(data.get("server"))
             self.tab.views.lazy.add_placeholder(
@@ -115,6 +125,11 @@ class ConversationService:
                 lambda replaces: self._replay_view(call_id, data, view, replaces))
             return
         await self._replay_view(call_id, data, view)
+
+    async def _back_in_card(self, instance: str) -> None:
+        kept = self._in_panel.pop(instance, None)
+        if kept is not None:
+            await self._replay_view(*kept)
 
     async def _replay_view(self, call_id: int, data: dict[str, Any], view: dict[str, Any],
                            replaces: str | None = None) -> LiveView | None:

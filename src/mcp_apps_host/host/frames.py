@@ -115,6 +115,14 @@ class ViewVisible(Frame):
     visible: bool
 
 
+class ViewPin(Frame):
+    """The person pinned the view to the side panel (or unpinned it): answered by `view-pinned`."""
+
+    type: Literal["view-pin"]
+    view: _Name
+    pinned: bool
+
+
 class ViewClose(Frame):
     """The person closed the view: the host runs its teardown, then sends `view-remove`."""
 
@@ -224,7 +232,7 @@ class ConversationDelete(Frame):
 
 
 PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewVisible
-             | ViewClose | ViewHostContext
+             | ViewPin | ViewClose | ViewHostContext
              | InspectorOpen | InspectorClose | Theme | ConsentReply | TrustReply | AppToolCall | ElicitReply
              | ConversationNew | ConversationOpen | ConversationRename | ConversationDelete)
 _PAGE_FRAMES: TypeAdapter[PageFrame] = TypeAdapter(Annotated[PageFrame, Field(discriminator="type")])
@@ -374,6 +382,7 @@ class ViewMount(Frame):
     warnings: list[str] = Field(default_factory=list)  # what the static review of the template found
     replaces: str | None = None  # a view this one takes the place of (its template changed, or it was put away)
     parked: bool = False  # only a placeholder: the view is mounted when it comes into sight (`view-visible`)
+    pinned: bool = False  # drawn in the side panel (a pinned view brought back after a reload), not under a call
 
 
 class ViewParked(Frame):
@@ -382,6 +391,15 @@ class ViewParked(Frame):
 
     type: Literal["view-parked"] = "view-parked"
     view: str
+
+
+class ViewPinned(Frame):
+    """The view is pinned to the side panel (kept live across turns and conversations, and after a reload)
+    or no longer. The page draws it over its slot in the panel without moving its frame in the DOM."""
+
+    type: Literal["view-pinned"] = "view-pinned"
+    view: str
+    pinned: bool
 
 
 class ViewPost(Frame):
@@ -595,7 +613,7 @@ class Conversations(Frame):
 
 HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
              | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame
-             | ViewSize | ViewLog | ViewRemove | ViewParked | ViewContext | ViewTools | ViewDisplayMode
+             | ViewSize | ViewLog | ViewRemove | ViewParked | ViewPinned | ViewContext | ViewTools | ViewDisplayMode
              | InspectorRecords | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit
              | ElicitInvalid | ElicitDismiss | HostTheme | ConversationReset | Conversations)
 

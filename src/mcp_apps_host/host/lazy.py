@@ -104,7 +104,7 @@ class LazyViews:
     def _kept(self, view: LiveView) -> bool:
         """Views that must keep running whatever the count."""
         s = view.session
-        return (s.state != ViewState.READY or s.display_mode != "inline" or s.busy()
+        return (view.pinned or s.state != ViewState.READY or s.display_mode != "inline" or s.busy()
                 or (s.last_input is not None and s.last_result is None and s.last_cancelled is None))
 
     def enforce(self) -> None:

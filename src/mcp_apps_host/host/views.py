@@ -53,10 +53,11 @@ class Views:
 
     def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked",
               instance: str | None = None, widget_state: dict[str, Any] | None = None,
-              replaces: str | None = None) -> LiveView:
+              replaces: str | None = None, pinned: bool = False, conversation: str | None = None) -> LiveView:
         host = self.host
+        conversation = conversation or self.audit.conversation
         mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report),
-                                     tool=entry.name, conversation=self.audit.conversation)
+                                     tool=entry.name, conversation=conversation)
         allow = allow_attribute(template.permissions, host.granted_permissions)
         spec = ViewSpec(
             server=entry.server,
@@ -76,13 +77,15 @@ class Views:
             widget_state=widget_state,
         )
         # Each view has its own copy of the environment: the inspector may change one view's context only.
-        view = LiveView(mounted, ViewSession(spec, replace(self.env), host.limits), call_id, instance, trust=trust)
+        view = LiveView(mounted, ViewSession(spec, replace(self.env), host.limits), call_id, instance, trust=trust,
+                        pinned=pinned, conversation=conversation)
         self.live[mounted.handle] = view
         self.page.send(f.ViewMount(
             view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
             proxy_url=host.proxy_url(mounted.handle), sandbox_origin=mounted.origin,
             prefers_border=template.prefers_border is not False, permissions=allow,
-            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings), replaces=replaces))
+            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings), replaces=replaces,
+            pinned=pinned))
         self.lazy.mounted(view)
         return view
 
@@ -219,9 +222,15 @@ class Views:
             if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools:
                 self.apply(view, view.session.server_tools_changed(replace(spec, **tools)))
 
-    def drop_all(self, reason: str) -> None:
-        """The page is going away or showing another conversation: nobody can answer a teardown."""
+    def pinned_instances(self) -> set[str]:
+        return {v.instance for v in self.live.values() if v.pinned and v.instance}
+
+    def drop_all(self, reason: str, keep_pinned: bool = False) -> None:
+        """The page is going away or showing another conversation: nobody can answer a teardown. Views
+        pinned to the side panel stay when only the conversation changes."""
         for view in list(self.live.values()):
+            if keep_pinned and view.pinned:
+                continue
             view.session.fail(reason)
             self.forget(view, remove=False)
         self.lazy.reset()

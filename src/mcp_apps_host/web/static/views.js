@@ -8,6 +8,7 @@ import { callSlot } from "./chat.js";
 import { attachInspector, inspectorsReset } from "./inspector.js";
 import { initModes, modeControls, showModes, placeView, dropModes } from "./modes.js";
 import { initLazy, observeView, drawPlaceholder, parkView, lazyReset } from "./lazy.js";
+import { initPins, pinControl, pinnedSlot, setPinned, dropPin } from "./pins.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const INITIAL_HEIGHT = 120;
@@ -30,6 +31,7 @@ export function initViews(sendFn) {
   send = sendFn;
   initModes(sendFn);
   initLazy(sendFn);
+  initPins(sendFn);
   // One listener for every view. The proxy is on another origin, so the only things we
   // can trust about a message are which window sent it and that window's origin.
   window.addEventListener("message", onMessage);
@@ -103,6 +105,7 @@ export function viewMount(msg) {
     },
   }, "×");
   const modes = modeControls(handle);
+  const pinButton = handle.startsWith("failed-") ? null : pinControl(handle);
   const sha = typeof msg.templateSha256 === "string" ? msg.templateSha256 : "";
   const sourceBar = el("div", { class: "view-source", "data-testid": "view-source", title: sha ? `template sha256 ${sha}` : null },
     el("span", { class: "view-glyph", "aria-hidden": "true" }),
@@ -110,6 +113,7 @@ export function viewMount(msg) {
     trustMarker(msg.trust, sha),
     el("span", { class: "spacer" }),
     handle.startsWith("failed-") ? null : attachInspector(handle, () => container),
+    pinButton,
     modes.group,
     modeButton,
     modes.close,
@@ -124,6 +128,7 @@ export function viewMount(msg) {
   const view = {
     handle, server, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
     log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline", modes,
+    pinButton, pinned: false,
   };
   views.set(handle, view);
   const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
@@ -133,9 +138,12 @@ export function viewMount(msg) {
     dropModes(old);
     old.container.replaceWith(container);
     views.delete(msg.replaces);
+  } else if (msg.pinned === true) {
+    pinnedSlot(handle).append(container); // a pinned view brought back: it has no card here
   } else {
     callSlot(msg.callId, { server, tool }).append(container);
   }
+  if (msg.pinned === true) setPinned(view, true);
   observeView(container, handle);
   if (msg.parked === true) {
     drawPlaceholder(view); // mounted by the host when it comes into sight
@@ -268,6 +276,7 @@ export function viewRemove(msg) {
   v.iframe = null; // later messages from that window no longer match any view
   setMode(v, "inline");
   dropModes(v);
+  dropPin(v);
   viewState({ view: v.handle, state: "closed" });
   v.frameBox.replaceChildren(el("div", { class: "view-closed" }, STATE_TEXT.closed));
 }
@@ -286,11 +295,12 @@ export function viewsLost() {
 /** Host → page `conversation-reset`: the host dropped every view; their containers go with
  *  the conversation column, and their frames must stop talking to us now. */
 export function viewsReset() {
-  for (const v of views.values()) {
+  for (const v of [...views.values()]) {
+    if (v.pinned) continue; // pinned views stay live across conversations
     if (v.iframe) v.iframe.remove();
     dropModes(v);
+    views.delete(v.handle);
   }
-  views.clear();
   lazyReset();
   inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
@@ -302,6 +312,13 @@ export function viewParked(msg) {
   if (!v) return;
   setMode(v, "inline");
   parkView(v);
+}
+
+/** Host → page `view-pinned`: into the side panel, or back. */
+export function viewPinned(msg) {
+  const v = views.get(msg.view);
+  if (!v || !v.pinButton) return;
+  setPinned(v, msg.pinned === true);
 }
 
 /** The drawn parts of a live view (for the modules that add to it), or undefined. */
