@@ -245,3 +245,19 @@ def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_re
     page.reload()
     expect(page.locator("[data-testid=view][data-tool=modes-view]")).to_have_attribute("data-state", "ready")
     expect(panel).to_be_hidden()
+
+
+def test_a_view_sized_with_100vh_stops_growing_at_the_inline_cap_and_is_told_why(
+        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    host = start_host({"display": DISPLAY})
+    page = page_for(host)
+    call_tool(page, "display", "tall-view", {"n": 1})
+    view = wait_view(page, "display", "tall-view")
+    log = view.locator("[data-testid=view-log]")
+    expect(log).to_contain_text("more than inline_max_height (800 px)")
+    frame = view.locator("iframe.proxy")
+    expect(frame).to_have_js_property("offsetHeight", 800)
+    # Settled: the next frames leave it where it is.
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    assert frame.evaluate("el => el.offsetHeight") == 800
+    expect(log.locator(".log-line")).to_have_count(1)

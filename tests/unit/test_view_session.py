@@ -355,6 +355,19 @@ def test_size_changed_is_clamped():
     assert of(s.receive(note("ui/notifications/size-changed", {"height": "tall"})), vs.Refused)
 
 
+def test_an_inline_view_grows_up_to_inline_max_height_and_a_grow_loop_ends_there():
+    s = ready(make(Limits(inline_max_height=400)))
+    assert of(s.receive(note("ui/notifications/size-changed", {"height": 300})), vs.Resize) == [vs.Resize(None, 300)]
+    # Content at 100vh: each frame height it is given comes back larger.
+    effects = s.receive(note("ui/notifications/size-changed", {"height": 410}))
+    assert of(effects, vs.Resize) == [vs.Resize(None, 400)]
+    [log] = of(effects, vs.Log)
+    assert log.level == "warning" and "inline_max_height (400 px)" in log.text and "100vh" in log.text
+    # Said once; the frame stays at the cap, so the loop has nothing to grow.
+    effects = s.receive(note("ui/notifications/size-changed", {"height": 420}))
+    assert effects == [vs.Resize(None, 400)]
+
+
 def test_log_notification():
     s = ready(make())
     log_params = {"level": "warning", "logger": "app", "data": {"a": 1}}

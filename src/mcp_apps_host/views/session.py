@@ -58,6 +58,7 @@ class ViewSession(HostToView):
         self.display_mode = "inline"
         # The mode and container dimensions the view was last told of.
         self._announced: tuple[str, dict[str, Any]] = ("inline", {})
+        self._told_cap = False  # the view was told its inline height is capped
         self.app_info: dict[str, Any] = {}
         self.app_capabilities: dict[str, Any] = {}
         self.model_context: ModelContextUpdated | None = None
@@ -265,7 +266,7 @@ class ViewSession(HostToView):
                 # A fixed dimension is the host's to set; the view may change only a flexible one.
                 resize = Resize(None if self.env.container_width else resize.width,
                                 None if self.env.container_height else resize.height)
-            return [resize]
+            return self._capped(resize)
         if method == M.LOG_MESSAGE:
             return [log_message(note.params)]
         if method == M.CANCELLED:
@@ -276,6 +277,22 @@ class ViewSession(HostToView):
         if method == M.REQUEST_TEARDOWN:
             return self.teardown("the view asked to close")
         return [Refused(method, f"unknown notification {method}")]
+
+    def _capped(self, resize: Effect) -> list[Effect]:
+        """Inline, a view grows with its content up to inline_max_height (its containerDimensions.maxHeight).
+        Content sized with 100vh grows with its frame and asks again, for ever: the cap ends that loop, and
+        the first time the view is told why in its log."""
+        cap = self.limits.inline_max_height
+        if (not isinstance(resize, Resize) or resize.height is None or resize.height <= cap
+                or self.display_mode != "inline"):
+            return [resize]
+        effects: list[Effect] = [Resize(resize.width, cap)]
+        if not self._told_cap:
+            self._told_cap = True
+            effects.append(Log("warning", f"the view asked for {resize.height} px, more than inline_max_height "
+                                          f"({cap} px): shown at {cap} px. Content sized with 100vh grows with its "
+                                          "frame and never settles; size it to its content, or scroll inside."))
+        return effects
 
     def _on_response(self, resp: Response) -> list[Effect]:
         if self._teardown_id is not None and resp.id == self._teardown_id:
