@@ -261,3 +261,26 @@ def test_a_view_sized_with_100vh_stops_growing_at_the_inline_cap_and_is_told_why
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     assert frame.evaluate("el => el.offsetHeight") == 800
     expect(log.locator(".log-line")).to_have_count(1)
+
+
+def test_the_conversation_does_not_move_when_a_view_above_resizes(
+        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    host = start_host({"display": DISPLAY})
+    page = page_for(host)
+    page.set_viewport_size({"width": 1200, "height": 600})
+    for n in range(1, 6):
+        call_tool(page, "display", "inline-view", {"n": n})
+        expect(page.locator("[data-testid=view][data-tool=inline-view][data-state=ready]")).to_have_count(n)
+    views = page.locator("[data-testid=view][data-tool=inline-view]")
+    # The person reads the fourth view; the first is far above.
+    views.nth(3).evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.locator("[data-testid=conversation]").evaluate("el => { el.scrollTop -= 20; }")
+    before = box(views.nth(3))
+    first_frame = views.nth(0).locator("iframe.proxy")
+    height = first_frame.evaluate("el => el.offsetHeight")
+    view_frame(views.nth(0)).locator("body").evaluate(
+        """() => window.parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/size-changed",
+                                            params: {height: document.documentElement.scrollHeight + 300}}, "*")""")
+    expect(first_frame).to_have_js_property("offsetHeight", height + 300)
+    after = box(views.nth(3))
+    assert after["y"] == pytest.approx(before["y"], abs=1), (before, after)
