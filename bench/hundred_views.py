@@ -4,7 +4,7 @@
 The conversation is made once (100 `/call`s of a view tool) and kept in a SQLite file; each run starts
 a host on a copy of it, opens it in a fresh headless Chromium and waits until every view the host
 mounted is ready (the last one shows its result). Memory is the proportional set size (PSS) summed over
-every process of that Chromium (browser, renderers, GPU, utility), read from /proc when opened.
+every process of that Chromium (browser, renderers, GPU, utility), read from /proc once it is open.
 
     python bench/hundred_views.py [--views 100] [--runs 3]
 """
@@ -78,19 +78,32 @@ def wait_servers(page: Page, url: str) -> None:
         time.sleep(0.1)
 
 
-def chromium_pss_kib(profile: Path) -> int:
-    """PSS of every process whose command line names this run's profile directory."""
-    total = 0
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if str(profile).encode() not in cmdline:
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # gone
+        tree.setdefault(ppid, []).append(int(pid))
+    return tree
+
+
+def chromium_pss_kib() -> int:
+    """PSS of every Chromium process started under this one (through Playwright's driver): the one
+    browser open at the time."""
+    tree, total, todo = _children(), 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        todo += tree.get(pid, [])
+        try:
+            if "chromium" not in Path(f"/proc/{pid}/comm").read_text():
                 continue
             for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
                     total += int(line.split()[1])
         except OSError:
-            continue  # gone, or not ours to read
+            continue  # gone
     return total
 
 
@@ -129,21 +142,18 @@ def open_once(db: Path, workdir: Path, views: int, max_live: int | None) -> tupl
     run_db = workdir / f"run-{secrets.token_hex(4)}.db"
     shutil.copy(db, run_db)
     proc, url = start_host(run_db, workdir, max_live)
-    profile = Path(tempfile.mkdtemp(dir=workdir, prefix="profile-"))
     try:
         with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(
-                str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-                viewport={"width": 1280, "height": 900})
-            page = context.pages[0] if context.pages else context.new_page()
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
             started = time.perf_counter()
             page.goto(url)
             all_mounted_ready(page, views)
             elapsed = time.perf_counter() - started
             running = page.locator("[data-testid=view] iframe.proxy").count()
             failed = page.locator("[data-testid=view][data-state=error]").count()
-            pss = chromium_pss_kib(profile)
-            context.close()
+            pss = chromium_pss_kib()
+            browser.close()
     finally:
         stop(proc)
     return elapsed, pss, running, failed

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from harness import REPO, HostLauncher, call_tool, start_new_conversation, view_frame, wait_view
@@ -185,9 +186,10 @@ def test_undeclared_modes_are_neither_offered_nor_granted(
     expect(app.locator("#events li")).to_have_count(0)
 
 
-def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_reload(
-        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
-    host = start_host({"display": DISPLAY})
+def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_reload_and_a_restart(
+        start_host: HostLauncher, page_for: Callable[..., Page], tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path}/keep.db"
+    host = start_host({"display": DISPLAY}, extra_args=["--db", db])
     page = page_for(host)
     page.set_viewport_size({"width": 1400, "height": 900})
     call_tool(page, "display", "modes-view", {"n": 1})
@@ -234,6 +236,18 @@ def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_re
     expect(restored).to_have_attribute("data-state", "ready", timeout=30_000)
     expect(view_frame(restored).locator("#input")).to_have_text('{"n":1}')
     expect(view_frame(restored).locator("#result")).to_contain_text('"n":1')
+    expect(page.locator("[data-testid=view][data-tool=modes-view]")).to_have_count(1)
+
+    # So does a restart of the host: the pins are kept per person in the database.
+    host.close()
+    host = start_host({"display": DISPLAY}, extra_args=["--db", db])
+    page = page_for(host)
+    panel = page.locator("[data-testid=pinned-panel]")
+    restored = panel.locator("[data-testid=view][data-tool=modes-view]")
+    expect(restored).to_have_attribute("data-state", "ready", timeout=30_000)
+    expect(view_frame(restored).locator("#result")).to_contain_text('"n":1')
+    page.locator(f'[data-testid=conversation-item][data-id="{first_conversation}"] .conversation-open').click()
+    expect(page.locator("[data-testid=conversation-item].current")).to_have_attribute("data-id", first_conversation)
     expect(page.locator("[data-testid=view][data-tool=modes-view]")).to_have_count(1)
 
     # Unpinned, it goes back under its call and the panel closes; after a reload it stays there.
