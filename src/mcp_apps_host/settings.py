@@ -37,6 +37,9 @@ class Limits:
     view_init_timeout: float = 30.0
     # Seconds to wait for a view's reply to ui/resource-teardown.
     teardown_timeout: float = 3.0
+    # Views a tab keeps running at once: beyond this, views far out of sight are torn down and leave a
+    # placeholder, mounted again (given their input and result) when scrolled back into sight.
+    max_live_views: int = 12
     # Reconnect backoff for a server that failed or crashed (seconds, doubled each try).
     reconnect_initial_delay: float = 1.0
     reconnect_max_delay: float = 60.0

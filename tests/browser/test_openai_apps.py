@@ -42,7 +42,7 @@ def test_an_apps_sdk_widget_renders_calls_a_tool_and_keeps_its_state(
     app.locator("#expand").click()
     expect(app.locator("#mode")).to_have_attribute("data-granted", "fullscreen")
     expect(view).to_have_attribute("data-display-mode", "fullscreen")
-    view.locator("[data-testid=view-exit-mode]").click()
+    view.locator("[data-testid=fullscreen-close]").click()
     expect(view).to_have_attribute("data-display-mode", "inline")
 
     # setWidgetState: shown by the widget, given to the model as the view's context, kept with the view.

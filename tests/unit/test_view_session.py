@@ -297,15 +297,43 @@ def test_display_mode_switch_for_a_view_that_declared_it():
     s.receive(note("ui/notifications/sandbox-proxy-ready"))
     s.receive(req(0, "ui/initialize", {"appCapabilities": {"availableDisplayModes": ["inline", "fullscreen"]}}))
     s.receive(note("ui/notifications/initialized"))
+    assert s.available_modes() == ["inline", "fullscreen"]
     effects = s.receive(req(1, "ui/request-display-mode", {"mode": "fullscreen"}))
-    reply, changed = posts(effects)
+    # The reply at once; the view hears the mode with its container's size once the page placed it.
+    [reply] = posts(effects)
     assert reply["result"] == {"mode": "fullscreen"}
+    assert of(effects, vs.DisplayModeChanged) == [vs.DisplayModeChanged("fullscreen")]
+    [changed] = posts(s.container_measured("fullscreen", 1180, 740))
     assert changed["method"] == "ui/notifications/host-context-changed"
-    assert changed["params"] == {"displayMode": "fullscreen"}
-    assert of(effects, vs.DisplayModeChanged)[0].mode == "fullscreen"
+    assert changed["params"] == {"displayMode": "fullscreen", "containerDimensions": {"width": 1180, "height": 740},
+                                 "safeAreaInsets": {"top": 0, "right": 0, "bottom": 0, "left": 0}}
     assert posts(s.receive(req(2, "ui/request-display-mode", {"mode": "pip"})))[0]["result"] == {"mode": "fullscreen"}
+    # The person switches from the header or leaves with Escape: any declared mode, never another.
     assert of(s.set_display_mode("inline"), vs.DisplayModeChanged)[0].mode == "inline"
-    assert s.set_display_mode("fullscreen") == []  # the person only ever takes a view back inline
+    assert of(s.set_display_mode("pip"), vs.Log)[0].text.startswith("display mode 'pip' not switched")
+    assert s.display_mode == "inline"
+    assert of(s.set_display_mode("fullscreen"), vs.DisplayModeChanged)[0].mode == "fullscreen"
+
+
+def test_container_measurements_reach_the_view_once_per_size_and_only_for_the_mode_in_effect():
+    s = make(Limits(inline_max_height=600))
+    s.receive(note("ui/notifications/sandbox-proxy-ready"))
+    s.receive(req(0, "ui/initialize", {"appCapabilities": {"availableDisplayModes": ["pip"]}}))
+    assert s.container_measured("inline", 600, 100) == []  # not ready yet
+    s.receive(note("ui/notifications/initialized"))
+    s.set_display_mode("pip")
+    assert s.container_measured("fullscreen", 900, 700) == []  # a mode since left
+    [first] = posts(s.container_measured("pip", 400, 300))
+    assert first["params"]["containerDimensions"] == {"width": 400, "height": 300}
+    assert s.container_measured("pip", 400, 300) == []  # the same size again: nothing new to say
+    [resized] = posts(s.container_measured("pip", 500, 320))
+    # Resizing the pip window: the new size, no new insets.
+    assert resized["params"] == {"displayMode": "pip", "containerDimensions": {"width": 500, "height": 320}}
+    s.set_display_mode("inline")
+    [back] = posts(s.container_measured("inline", 640, 158))
+    # Inline the height is the view's own again, up to the host's limit.
+    assert back["params"]["containerDimensions"] == {"width": 640, "maxHeight": 600}
+    assert back["params"]["displayMode"] == "inline"
 
 
 @pytest.mark.parametrize("method", ["resources/list", "made/up"])
@@ -325,6 +353,19 @@ def test_size_changed_is_clamped():
     [size] = of(s.receive(note("ui/notifications/size-changed", {"height": -5})), vs.Resize)
     assert (size.width, size.height) == (None, 0)
     assert of(s.receive(note("ui/notifications/size-changed", {"height": "tall"})), vs.Refused)
+
+
+def test_an_inline_view_grows_up_to_inline_max_height_and_a_grow_loop_ends_there():
+    s = ready(make(Limits(inline_max_height=400)))
+    assert of(s.receive(note("ui/notifications/size-changed", {"height": 300})), vs.Resize) == [vs.Resize(None, 300)]
+    # Content at 100vh: each frame height it is given comes back larger.
+    effects = s.receive(note("ui/notifications/size-changed", {"height": 410}))
+    assert of(effects, vs.Resize) == [vs.Resize(None, 400)]
+    [log] = of(effects, vs.Log)
+    assert log.level == "warning" and "inline_max_height (400 px)" in log.text and "100vh" in log.text
+    # Said once; the frame stays at the cap, so the loop has nothing to grow.
+    effects = s.receive(note("ui/notifications/size-changed", {"height": 420}))
+    assert effects == [vs.Resize(None, 400)]
 
 
 def test_log_notification():

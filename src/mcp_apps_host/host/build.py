@@ -19,6 +19,7 @@ from ..store.conversations import Conversations
 from ..store.db import default_db_url, open_database
 from ..store.notify import PostgresBus
 from ..store.pins import TemplatePins
+from ..store.view_pins import ViewPins
 from ..store.view_records import ViewInstances
 from ..values.templates import Template
 from .bus import Bus, LocalBus, deliver
@@ -61,7 +62,7 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     url = config.database_url or default_db_url()
     engine = open_database(url)
     stores = Stores(Conversations(engine), RememberedConsents(engine), TemplatePins(engine), SamplingBudgets(engine),
-                    ViewInstances(engine))
+                    ViewInstances(engine), ViewPins(engine))
     bus: Bus = PostgresBus(url, deliver) if engine.dialect.name == "postgresql" else LocalBus()
     audit = AuditLog(engine)
     sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks

@@ -17,6 +17,8 @@ from ..values.tools import tool_entry
 from . import frames as f
 from .calls import CallCard
 from .journal import Journal
+from .live import LiveView
+from .pins import Pins
 from .services import TabServices
 from .turns import Turns
 
@@ -27,6 +29,9 @@ class ConversationService:
         self.journal = journal
         self.repo = journal.conversations
         self.turns = turns
+        self.pins = Pins(tab, journal, self._back_in_card)
+        # Calls of the conversation shown whose view is live in the side panel: (call id, call, view).
+        self._in_panel: dict[str, tuple[int, dict[str, Any], dict[str, Any]]] = {}
 
     async def open(self, conversation_id: str | None, fresh: bool = False) -> None:
         """Show a conversation: the one asked for, else the newest, else a new one (always new when ``fresh``)."""
@@ -37,16 +42,22 @@ class ConversationService:
         if conv is None:
             conv = await self.journal.call(self.repo.create)
         self.tab.calls.cancel_all()
-        self.tab.views.drop_all("another conversation was opened")
+        self.tab.views.drop_all("another conversation was opened", keep_pinned=True)
         self.tab.log.current = conv
         self.tab.page.send(f.ConversationReset(id=conv.id, title=conv.title))
         await self.send_list()
+        self._in_panel.clear()
+        await self.pins.restore()
         items = await self.journal.call(self.repo.items, conv.id)
         if self.turns is not None:
             self.turns.stop()
             self.turns.load([i.data for i in items if i.kind == "history"])
+        # Only the last max_live_views views run at once (they are where the page opens: the end); the
+        # ones before are placeholders, mounted when scrolled to.
+        with_view = [i.id for i in items if i.kind == "tool-call" and isinstance(i.data.get("view"), dict)]
+        running = set(with_view[-self.tab.host.limits.max_live_views:])
         for item in items:
-            await self.show(item)
+            await self.show(item, placeholder=item.kind == "tool-call" and item.id not in running)
 
     async def rename(self, conversation_id: str, title: str) -> None:
         try:
@@ -71,8 +82,9 @@ class ConversationService:
 
     # ---- replay --------------------------------------------------------------------------------------
 
-    async def show(self, item: Item) -> None:
-        """Draw one kept item as it was (a replay, or another tab's news)."""
+    async def show(self, item: Item, placeholder: bool = False) -> None:
+        """Draw one kept item as it was (a replay, or another tab's news); a call's view only as a placeholder
+        when told so."""
         data, page = item.data, self.tab.page
         if item.kind == "user":
             page.send(f.UserMessage(text=str(data.get("text", ""))))
@@ -85,7 +97,7 @@ class ConversationService:
             page.send(f.ChatMessage(role=str(data.get("role", "user")), source=str(data.get("source", "")),
                                     text=str(data.get("text", ""))))
         elif item.kind == "tool-call":
-            await self._replay_call(data)
+            await self._replay_call(data, placeholder)
 
     async def _current(self, server: str, stored: Template) -> Template:
         """Under `serve --watch` a replayed view gets its server's template as it is now, not the stored one."""
@@ -96,23 +108,43 @@ class ConversationService:
         except (TemplateError, ServerUnavailable):
             return stored
 
-    async def _replay_call(self, data: dict[str, Any]) -> None:
+    async def _replay_call(self, data: dict[str, Any], placeholder: bool = False) -> None:
         call_id = self.tab.calls.new_id()
         CallCard(self.tab.page, call_id).replay(data)
         view = data.get("view")
         if not isinstance(view, dict):
             return
+        instance = data.get("instance")
+        if isinstance(instance, str) and instance in self.tab.views.pinned_instances():
+            self._in_panel[instance] = (call_id, data, view)  # live in the side panel: not mounted twice
+            return
+        if placeholder:
+            server = str(data.get("server"))
+            self.tab.views.lazy.add_placeholder(
+                call_id, server, str(data.get("tool")), self.tab.host.sandbox.origin_for(server),
+                lambda replaces: self._replay_view(call_id, data, view, replaces))
+            return
+        await self._replay_view(call_id, data, view)
+
+    async def _back_in_card(self, instance: str) -> None:
+        kept = self._in_panel.pop(instance, None)
+        if kept is not None:
+            await self._replay_view(*kept)
+
+    async def _replay_view(self, call_id: int, data: dict[str, Any], view: dict[str, Any],
+                           replaces: str | None = None) -> LiveView | None:
+        """Mount a kept call's view from its stored template and give it the call's input and result."""
         row = await self.journal.call(self.repo.load_template, view.get("sha256"))
         entry = tool_entry(str(data.get("server")), data.get("definition") or {"name": data.get("tool")})
         views = self.tab.views
         if row is None:
             views.mount_failed(call_id, entry.server, entry.name, "the stored template is missing")
-            return
+            return None
         instance = data.get("instance") if isinstance(data.get("instance"), str) else None
         state = await self.journal.call(self.repo.load_view_state, instance) if instance else None
         live = views.mount(call_id, entry, await self._current(entry.server, Template.from_stored(row)),
                            instance=instance,
-                           widget_state=state.get("structuredContent") if state else None)
+                           widget_state=state.get("structuredContent") if state else None, replaces=replaces)
         session = live.session
         views.apply(live, session.tool_input(data.get("arguments", {})))
         status = data.get("status")
@@ -123,3 +155,4 @@ class ConversationService:
         else:
             views.apply(live, session.tool_cancelled(
                 "cancelled by the person" if status == "cancelled" else "interrupted: the host stopped"))
+        return live

@@ -26,6 +26,7 @@ from ..store.budgets import SamplingBudgets
 from ..store.consents import RememberedConsents
 from ..store.conversations import Conversations, OwnConversations
 from ..store.pins import TemplatePins
+from ..store.view_pins import OwnViewPins, ViewPins
 from ..store.view_records import ViewInstances, ViewRecord
 from ..values.identity import CONSOLE, Identity
 from ..values.templates import Template
@@ -65,6 +66,7 @@ class Stores:
     pins: TemplatePins
     budgets: SamplingBudgets
     views: ViewInstances
+    view_pins: ViewPins | None = None
 
 
 @dataclass
@@ -93,6 +95,7 @@ class Host:
     # As one person sees it (set by `for_person`):
     identity: Identity = CONSOLE
     conversations: OwnConversations | None = None
+    view_pins: OwnViewPins | None = None  # the views this person pinned to the side panel
     trust: TemplateTrust | None = None
     base_path: str = ""  # where the host is mounted in the embedding app ("" at the root)
 
@@ -106,6 +109,7 @@ class Host:
         return replace(
             self, identity=identity, base_path=base_path, servers=servers,
             conversations=stores.conversations.bound(identity),
+            view_pins=stores.view_pins.bound(identity) if stores.view_pins is not None else None,
             consent=self.consent.with_remembered(stores.remembered.bound(identity)),
             sampling=self.sampling.with_budget(stores.budgets.bound(identity)),
             trust=TemplateTrust(stores.pins.bound(identity), lists.allow_hashes, lists.block_hashes,

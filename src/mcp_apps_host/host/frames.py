@@ -87,11 +87,40 @@ class ViewMessage(Frame):
 
 
 class ViewDisplayModeRequest(Frame):
-    """The person left fullscreen or pip (Escape or the button): a request, answered by `view-display-mode`."""
+    """The person switched the view's mode (its header, Escape, the fullscreen close control): a request,
+    answered by `view-display-mode` when the view declared the mode."""
 
     type: Literal["view-display-mode"]
     view: _Name
     mode: Literal["inline", "fullscreen", "pip"]
+
+
+class ViewContainer(Frame):
+    """The page placed the view in `mode` (after `view-display-mode`, or the person resized its pip
+    window) and measured the space its frame has: the view is told in `host-context-changed`."""
+
+    type: Literal["view-container"]
+    view: _Name
+    mode: Literal["inline", "fullscreen", "pip"]
+    width: Annotated[int, Field(ge=0, le=100_000)]
+    height: Annotated[int, Field(ge=0, le=100_000)]
+
+
+class ViewVisible(Frame):
+    """A view's container came into (or near) sight, or left it. Far out of sight, beyond `max_live_views`,
+    the host puts the view away (`view-parked`); a placeholder in sight is mounted again."""
+
+    type: Literal["view-visible"]
+    view: _Name
+    visible: bool
+
+
+class ViewPin(Frame):
+    """The person pinned the view to the side panel (or unpinned it): answered by `view-pinned`."""
+
+    type: Literal["view-pin"]
+    view: _Name
+    pinned: bool
 
 
 class ViewClose(Frame):
@@ -202,7 +231,8 @@ class ConversationDelete(Frame):
     id: _Name
 
 
-PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewClose | ViewHostContext
+PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewVisible
+             | ViewPin | ViewClose | ViewHostContext
              | InspectorOpen | InspectorClose | Theme | ConsentReply | TrustReply | AppToolCall | ElicitReply
              | ConversationNew | ConversationOpen | ConversationRename | ConversationDelete)
 _PAGE_FRAMES: TypeAdapter[PageFrame] = TypeAdapter(Annotated[PageFrame, Field(discriminator="type")])
@@ -350,7 +380,26 @@ class ViewMount(Frame):
     template_sha256: str | None = None
     trust: str | None = None  # new | trusted | allowed | changed | unchecked
     warnings: list[str] = Field(default_factory=list)  # what the static review of the template found
-    replaces: str | None = None  # a view this one takes the place of (its template changed: `serve --watch`)
+    replaces: str | None = None  # a view this one takes the place of (its template changed, or it was put away)
+    parked: bool = False  # only a placeholder: the view is mounted when it comes into sight (`view-visible`)
+    pinned: bool = False  # drawn in the side panel (a pinned view brought back after a reload), not under a call
+
+
+class ViewParked(Frame):
+    """The view was torn down because it is far out of sight: remove its frame and keep a placeholder of
+    the same size. When the placeholder comes into sight (`view-visible`) a `view-mount` replaces it."""
+
+    type: Literal["view-parked"] = "view-parked"
+    view: str
+
+
+class ViewPinned(Frame):
+    """The view is pinned to the side panel (kept live across turns and conversations, and after a reload)
+    or no longer. The page draws it over its slot in the panel without moving its frame in the DOM."""
+
+    type: Literal["view-pinned"] = "view-pinned"
+    view: str
+    pinned: bool
 
 
 class ViewPost(Frame):
@@ -413,11 +462,14 @@ class ViewTools(Frame):
 
 
 class ViewDisplayMode(Frame):
-    """Show the view inline, fullscreen or pip."""
+    """Show the view inline, fullscreen or pip; `available`: the modes the view declared (inline always),
+    which its header offers. Sent when the view is ready and on every change; the page answers a change
+    with `view-container`."""
 
     type: Literal["view-display-mode"] = "view-display-mode"
     view: str
     mode: str
+    available: list[str] = Field(default_factory=lambda: ["inline"])
 
 
 class InspectorRecords(Frame):
@@ -561,9 +613,9 @@ class Conversations(Frame):
 
 HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
              | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame
-             | ViewSize | ViewLog | ViewRemove | ViewContext | ViewTools | ViewDisplayMode | InspectorRecords
-             | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit | ElicitInvalid
-             | ElicitDismiss | HostTheme | ConversationReset | Conversations)
+             | ViewSize | ViewLog | ViewRemove | ViewParked | ViewPinned | ViewContext | ViewTools | ViewDisplayMode
+             | InspectorRecords | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit
+             | ElicitInvalid | ElicitDismiss | HostTheme | ConversationReset | Conversations)
 
 
 # ---- the tables in docs/bridge.md -----------------------------------------------------------------

@@ -18,6 +18,10 @@ class LiveView:
     session: ViewSession
     call_id: int | None
     instance: str | None = None  # the conversation's id for this view, kept with its state
+    trust: str = "unchecked"  # what the template check said when it was mounted
+    pinned: bool = False  # in the side panel: live across turns and conversations until unpinned
+    conversation: str | None = None  # the conversation it was mounted in
+    in_panel: bool = False  # mounted straight into the side panel: it has no call card on the page
     tasks: dict[Any, asyncio.Task[None]] = field(default_factory=dict)  # proxied requests by view request id
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
     app_calls: dict[Any, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # calls of its own tools

@@ -77,6 +77,9 @@ class Tab:
             f.Cancel: lambda fr: calls.cancel(fr.call_id),
             f.ViewMessage: lambda fr: views.message(fr.view, fr.message),
             f.ViewDisplayModeRequest: lambda fr: views.display_mode(fr.view, fr.mode),
+            f.ViewContainer: lambda fr: views.container(fr.view, fr.mode, fr.width, fr.height),
+            f.ViewVisible: lambda fr: views.lazy.visibility(fr.view, fr.visible),
+            f.ViewPin: self._pin,
             f.ViewClose: lambda fr: views.close(fr.view, "closed by the person"),
             f.ViewHostContext: self._view_host_context,
             f.InspectorOpen: lambda fr: self.inspector.open(fr.view),
@@ -132,6 +135,12 @@ class Tab:
         self._send_theme()
         self._servers_changed()
         await self._with_conversations(lambda c: c.open(hello.conversation))
+
+    async def _pin(self, frame: f.ViewPin) -> None:
+        if self.conversations is None:
+            self.page.notice("Views can be pinned only when conversations are kept (a database).", "error")
+            return
+        await self.conversations.pins.set(frame.view, frame.pinned)
 
     def _theme(self, frame: f.Theme) -> None:
         self.env.theme = frame.theme

@@ -16,6 +16,7 @@ from . import frames as f
 from .audit import Auditor
 from .consents import Consents
 from .core import Host
+from .lazy import LazyViews
 from .live import LiveView, ViewListener
 from .page import Page
 from .proxied import Proxied
@@ -32,6 +33,7 @@ class _Views(Protocol):
     proxied: Proxied
     audited: object  # the decision already written with its message
     live: dict[str, LiveView]
+    lazy: LazyViews
 
     def apply(self, view: LiveView, effects: list[fx.Effect]) -> None: ...
 
@@ -64,9 +66,18 @@ def _refused(vs: _Views, view: LiveView, effect: fx.Refused) -> None:
 
 
 def _state(vs: _Views, view: LiveView, effect: fx.StateChanged) -> None:
+    if effect.state == fx.ViewState.CLOSED and vs.lazy.closed(view):
+        return  # put away out of sight: the page keeps a placeholder, not a closed view
     vs.page.send(f.ViewStateFrame(view=view.handle, state=str(effect.state), error=effect.error))
+    if effect.state == fx.ViewState.READY:
+        _display_mode(vs, view)  # the modes the view declared, for its header
     if effect.state in (fx.ViewState.CLOSED, fx.ViewState.ERROR):
         vs.forget(view, remove=effect.state == fx.ViewState.CLOSED)
+
+
+def _display_mode(vs: _Views, view: LiveView) -> None:
+    session = view.session
+    vs.page.send(f.ViewDisplayMode(view=view.handle, mode=session.display_mode, available=session.available_modes()))
 
 
 def _ask(vs: _Views, view: LiveView, ask: fx.AskConsent) -> None:
@@ -130,7 +141,7 @@ HANDLERS: dict[type, _Handler] = {
     fx.SaveFiles: lambda vs, v, e: _start(v, e.request_id, vs.proxied.save_files(v, e)),
     fx.CancelProxied: lambda vs, v, e: _cancel(v, e.request_id),
     fx.Download: _download,
-    fx.DisplayModeChanged: lambda vs, v, e: vs.page.send(f.ViewDisplayMode(view=v.handle, mode=e.mode)),
+    fx.DisplayModeChanged: lambda vs, v, e: _display_mode(vs, v),
     fx.Resize: lambda vs, v, e: vs.page.send(f.ViewSize(view=v.handle, width=e.width, height=e.height)),
     fx.Log: lambda vs, v, e: vs.page.send(f.ViewLog(view=v.handle, level=e.level, text=e.text)),
     fx.OpenLink: lambda vs, v, e: vs.page.send(f.OpenLink(url=e.url)),

@@ -26,6 +26,7 @@ from .audit import Auditor
 from .compat import view_html
 from .consents import Consents
 from .core import Host
+from .lazy import LazyViews
 from .live import LiveView, ViewListener
 from .page import Page
 from .proxied import Proxied, ViewCallRunner
@@ -45,16 +46,18 @@ class Views:
         self.listener = listener
         self.proxied = Proxied(host, audit, run_view_call, self.apply, page)
         self.live: dict[str, LiveView] = {}
+        self.lazy = LazyViews(self)
         self.audited: object = None  # the decision already written with its message
 
     # ---- mounting ------------------------------------------------------------------------------
 
     def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked",
               instance: str | None = None, widget_state: dict[str, Any] | None = None,
-              replaces: str | None = None) -> LiveView:
+              replaces: str | None = None, pinned: bool = False, conversation: str | None = None) -> LiveView:
         host = self.host
+        conversation = conversation or self.audit.conversation
         mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report),
-                                     tool=entry.name, conversation=self.audit.conversation)
+                                     tool=entry.name, conversation=conversation)
         allow = allow_attribute(template.permissions, host.granted_permissions)
         spec = ViewSpec(
             server=entry.server,
@@ -74,14 +77,28 @@ class Views:
             widget_state=widget_state,
         )
         # Each view has its own copy of the environment: the inspector may change one view's context only.
-        view = LiveView(mounted, ViewSession(spec, replace(self.env), host.limits), call_id, instance)
+        view = LiveView(mounted, ViewSession(spec, replace(self.env), host.limits), call_id, instance, trust=trust,
+                        pinned=pinned, conversation=conversation)
         self.live[mounted.handle] = view
         self.page.send(f.ViewMount(
             view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
             proxy_url=host.proxy_url(mounted.handle), sandbox_origin=mounted.origin,
             prefers_border=template.prefers_border is not False, permissions=allow,
-            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings), replaces=replaces))
+            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings), replaces=replaces,
+            pinned=pinned))
+        self.lazy.mounted(view)
         return view
+
+    def replay(self, view: LiveView, arguments: dict[str, Any] | None, result: dict[str, Any] | None,
+               cancelled: str | None) -> None:
+        """Give a view mounted again what its call gave the one before it."""
+        if arguments is None:
+            return
+        self.apply(view, view.session.tool_input(arguments))
+        if result is not None:
+            self.apply(view, view.session.tool_result(result))
+        elif cancelled is not None:
+            self.apply(view, view.session.tool_cancelled(cancelled))
 
     def remount(self, old: LiveView, template: Template, trust: str) -> LiveView:
         """The same view from a new template, in the old one's place, given what the old one was given."""
@@ -92,12 +109,7 @@ class Views:
         old.session.fail("replaced by a new version of its template")
         self.forget(old, remove=False)
         session = old.session
-        if session.last_input is not None:
-            self.apply(new, new.session.tool_input(session.last_input))
-            if session.last_result is not None:
-                self.apply(new, new.session.tool_result(session.last_result))
-            elif session.last_cancelled is not None:
-                self.apply(new, new.session.tool_cancelled(session.last_cancelled))
+        self.replay(new, session.last_input, session.last_result, session.last_cancelled)
         return new
 
     def mount_failed(self, call_id: int, server: str, tool: str, error: str) -> None:
@@ -172,6 +184,9 @@ class Views:
                    payload=report)
 
     def close(self, handle: str, reason: str) -> None:
+        if self.lazy.parked.pop(handle, None) is not None:  # a placeholder: nothing runs to tear down
+            self.page.send(f.ViewRemove(view=handle))
+            return
         view = self.live.get(handle)
         if view is not None:
             self.apply(view, view.session.teardown(reason))
@@ -180,6 +195,11 @@ class Views:
         view = self.live.get(handle)
         if view is not None:
             self.apply(view, view.session.set_display_mode(mode))
+
+    def container(self, handle: str, mode: str, width: int, height: int) -> None:
+        view = self.live.get(handle)
+        if view is not None:
+            self.apply(view, view.session.container_measured(mode, width, height))
 
     def override_context(self, handle: str, display_mode: str | None, **changes: Any) -> None:
         """The inspector's controls, for one view: its host context changes live."""
@@ -206,11 +226,18 @@ class Views:
             if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools:
                 self.apply(view, view.session.server_tools_changed(replace(spec, **tools)))
 
-    def drop_all(self, reason: str) -> None:
-        """The page is going away or showing another conversation: nobody can answer a teardown."""
+    def pinned_instances(self) -> set[str]:
+        return {v.instance for v in self.live.values() if v.pinned and v.instance}
+
+    def drop_all(self, reason: str, keep_pinned: bool = False) -> None:
+        """The page is going away or showing another conversation: nobody can answer a teardown. Views
+        pinned to the side panel stay when only the conversation changes."""
         for view in list(self.live.values()):
+            if keep_pinned and view.pinned:
+                continue
             view.session.fail(reason)
             self.forget(view, remove=False)
+        self.lazy.reset()
         self.consents.clear_views()
 
     # ---- the tools a view offers of its own --------------------------------------------------------
@@ -254,6 +281,7 @@ class Views:
             if not waiting.done():
                 waiting.set_exception(CallFailed("the view closed before its tool answered"))
         self.live.pop(view.handle, None)
+        self.lazy.forget(view.handle)
         self.host.unregister_view(view.handle)
         self.listener.view_gone(view)
         if remove:

@@ -64,6 +64,18 @@ view_states = Table(
     Column("updated", Float, nullable=False),
 )
 
+# The views a person pinned to the side panel, by view instance, with the call that made the view (what
+# it takes to mount it again after a reload or a restart).
+view_pins = Table(
+    "view_pins",
+    metadata,
+    *_owner(primary_key=True),
+    Column("instance", String(64), primary_key=True),
+    Column("conversation", String(36), nullable=False),
+    Column("call", JSON, nullable=False),
+    Column("pinned_at", Float, nullable=False),
+)
+
 # ---- policy state -------------------------------------------------------------------------------
 
 # The person's "always allow this tool from this server" answers.

@@ -43,6 +43,8 @@ class Session(Protocol):
 
     def reject(self, req: Request, code: int, reason: str) -> list[Effect]: ...
 
+    def available_modes(self) -> list[str]: ...
+
     def answer_later(self, request_id: RequestId) -> None: ...
 
     def ask(self, req: Request, kind: str, title: str, detail: str, on_allow: list[Effect], *,
@@ -146,17 +148,15 @@ def request_display_mode(s: Session, req: Request) -> list[Effect]:
         return s.reject(req, rpc.INVALID_PARAMS, f'"mode" must be one of {", ".join(DISPLAY_MODES)}')
     # Only modes the view declared (inline is always possible): a view that never said it
     # can live fullscreen is not put there.
-    declared = s.app_capabilities.get("availableDisplayModes")
-    declared = declared if isinstance(declared, list) else []
-    allowed = mode in DISPLAY_MODES and (mode == "inline" or mode in declared)
+    allowed = mode in s.available_modes()
     changed = allowed and mode != s.display_mode
     if changed:
         s.display_mode = mode
-    # Always answer with the mode in effect: the view's SDK throws on a reply without one.
+    # Always answer with the mode in effect: the view's SDK throws on a reply without one. The
+    # page places the view and measures it; host-context-changed follows with its new dimensions.
     effects: list[Effect] = [PostToView(rpc.result(req.id, {"mode": s.display_mode}))]
     if changed:
-        effects += [DisplayModeChanged(mode),
-                    PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, {"displayMode": mode}))]
+        effects.append(DisplayModeChanged(mode))
     return effects
 
 

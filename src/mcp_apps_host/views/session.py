@@ -61,6 +61,9 @@ class ViewSession(HostToView):
         self.limits = limits
         self.state = ViewState.CREATED
         self.display_mode = "inline"
+        # The mode and container dimensions the view was last told of.
+        self._announced: tuple[str, dict[str, Any]] = ("inline", {})
+        self._told_cap = False  # the view was told its inline height is capped
         self.app_info: dict[str, Any] = {}
         self.app_capabilities: dict[str, Any] = {}
         self.model_context: ModelContextUpdated | None = None
@@ -192,30 +195,54 @@ class ViewSession(HostToView):
     def host_context(self) -> dict[str, Any]:
         return host_context(self.spec, self.env, self.limits, self.display_mode)
 
-    def set_display_mode(self, mode: str) -> list[Effect]:
-        """The person changed the mode (e.g. Escape out of fullscreen); only ever back to one the view has had."""
-        if mode not in DISPLAY_MODES or mode == self.display_mode or self.state != ViewState.READY:
-            return []
-        if mode != "inline":
-            return []
-        self.display_mode = mode
-        return [DisplayModeChanged(mode),
-                PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, {"displayMode": mode}))]
-
-    def switch_display_mode(self, mode: str) -> list[Effect]:
-        """The inspector's control: any mode the view declared in appCapabilities.availableDisplayModes."""
+    def available_modes(self) -> list[str]:
+        """The modes this view may be shown in: inline, and those it declared in
+        appCapabilities.availableDisplayModes that the host supports."""
         declared = self.app_capabilities.get("availableDisplayModes")
         declared = declared if isinstance(declared, list) else []
+        return [m for m in DISPLAY_MODES if m == "inline" or m in declared]
+
+    def set_display_mode(self, mode: str) -> list[Effect]:
+        """The person switched the mode (the view's header, Escape, the close control)."""
+        return self.switch_display_mode(mode)
+
+    def switch_display_mode(self, mode: str) -> list[Effect]:
+        """The person's or the inspector's control: any mode the view declared. The page places the view
+        and measures it; `container_measured` then tells the view (`host-context-changed`)."""
         if mode not in DISPLAY_MODES or self.state != ViewState.READY:
             return []
-        if mode != "inline" and mode not in declared:
+        available = self.available_modes()
+        if mode not in available:
+            declared = [m for m in available if m != "inline"]
             return [Log("warning", f"display mode {mode!r} not switched: the view did not declare it in "
                                    f"appCapabilities.availableDisplayModes ({declared or 'none'})")]
         if mode == self.display_mode:
             return []
         self.display_mode = mode
-        return [DisplayModeChanged(mode),
-                PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, {"displayMode": mode}))]
+        return [DisplayModeChanged(mode)]
+
+    def container_measured(self, mode: str, width: int, height: int) -> list[Effect]:
+        """The page placed the view in ``mode`` and measured its container: the view hears the mode with
+        the container's new dimensions in one `host-context-changed`."""
+        if self.state != ViewState.READY or mode != self.display_mode:
+            return []  # a measurement of a mode since left: the next one follows
+        if mode == "inline":
+            dims: dict[str, Any] = {"width": width, "maxHeight": self.limits.inline_max_height}
+        else:
+            dims = {"width": width, "height": height}
+        if (mode, dims) == self._announced:
+            return []
+        first = self._announced[0] != mode
+        self._announced = (mode, dims)
+        params: dict[str, Any] = {"displayMode": mode, "containerDimensions": dims}
+        if first:
+            # The host draws its controls outside the view's frame, so nothing of the view is covered.
+            params["safeAreaInsets"] = {"top": 0, "right": 0, "bottom": 0, "left": 0}
+        return [PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, params))]
+
+    def busy(self) -> bool:
+        """Requests of the view's are in flight (or waiting for the person)."""
+        return len(self._pending) > 0
 
     def answer_later(self, request_id: RequestId) -> None:
         """The host completes this request later (:meth:`complete_request`)."""
@@ -268,7 +295,7 @@ class ViewSession(HostToView):
                 # A fixed dimension is the host's to set; the view may change only a flexible one.
                 resize = Resize(None if self.env.container_width else resize.width,
                                 None if self.env.container_height else resize.height)
-            return [resize]
+            return self._capped(resize)
         if method == M.LOG_MESSAGE:
             return [log_message(note.params)]
         if method == M.CANCELLED:
@@ -279,6 +306,22 @@ class ViewSession(HostToView):
         if method == M.REQUEST_TEARDOWN:
             return self.teardown("the view asked to close")
         return [Refused(method, f"unknown notification {method}")]
+
+    def _capped(self, resize: Effect) -> list[Effect]:
+        """Inline, a view grows with its content up to inline_max_height (its containerDimensions.maxHeight).
+        Content sized with 100vh grows with its frame and asks again, for ever: the cap ends that loop, and
+        the first time the view is told why in its log."""
+        cap = self.limits.inline_max_height
+        if (not isinstance(resize, Resize) or resize.height is None or resize.height <= cap
+                or self.display_mode != "inline"):
+            return [resize]
+        effects: list[Effect] = [Resize(resize.width, cap)]
+        if not self._told_cap:
+            self._told_cap = True
+            effects.append(Log("warning", f"the view asked for {resize.height} px, more than inline_max_height "
+                                          f"({cap} px): shown at {cap} px. Content sized with 100vh grows with its "
+                                          "frame and never settles; size it to its content, or scroll inside."))
+        return effects
 
     def _on_response(self, resp: Response) -> list[Effect]:
         if self._teardown_id is not None and resp.id == self._teardown_id:

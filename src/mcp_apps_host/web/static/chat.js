@@ -189,7 +189,12 @@ export function callFailed(msg) {
 export function resetConversation() {
   cards.clear();
   trailer = null;
-  inner.replaceChildren(emptyState.cloneNode(true));
+  // A card holding a view pinned to the side panel stays, collapsed: removing it would end the view.
+  for (const node of [...inner.children]) {
+    if (node.querySelector(".view[data-pinned=over]")) node.classList.add("call-kept");
+    else node.remove();
+  }
+  inner.append(emptyState.cloneNode(true));
   pinned = true;
 }
 

@@ -5,7 +5,7 @@ import { initThemeToggle, currentTheme, applyHostTheme } from "./theme.js";
 import { renderServers } from "./servers.js";
 import { initForm, pickerOpen, closePicker } from "./form.js";
 import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost, resetConversation } from "./chat.js";
-import { initViews, viewMount, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewsLost, viewsReset } from "./views.js";
+import { initViews, viewMount, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewParked, viewPinned, viewsLost, viewsReset } from "./views.js";
 import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./consent.js";
 import { initAssistant, turnState, assistantDelta, assistantDone, userMessage, assistantReset } from "./assistant.js";
 import { initTrust, viewHeld, trustLost, trustReset } from "./trust.js";
@@ -101,6 +101,8 @@ const routes = {
   "view-size": viewSize,
   "view-log": viewLog,
   "view-remove": viewRemove,
+  "view-parked": viewParked,
+  "view-pinned": viewPinned,
   "view-context": viewContext,
   "view-tools": viewTools,
   "view-display-mode": viewDisplayMode,

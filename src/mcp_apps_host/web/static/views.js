@@ -6,6 +6,9 @@
 import { el } from "./dom.js";
 import { callSlot } from "./chat.js";
 import { attachInspector, inspectorsReset } from "./inspector.js";
+import { initModes, modeControls, showModes, placeView, dropModes } from "./modes.js";
+import { initLazy, observeView, drawPlaceholder, parkView, lazyReset } from "./lazy.js";
+import { initPins, pinControl, pinnedSlot, setPinned, dropPin } from "./pins.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const INITIAL_HEIGHT = 120;
@@ -26,6 +29,9 @@ const views = new Map(); // handle -> {handle, iframe, sandboxOrigin, container,
 
 export function initViews(sendFn) {
   send = sendFn;
+  initModes(sendFn);
+  initLazy(sendFn);
+  initPins(sendFn);
   // One listener for every view. The proxy is on another origin, so the only things we
   // can trust about a message are which window sent it and that window's origin.
   window.addEventListener("message", onMessage);
@@ -98,6 +104,8 @@ export function viewMount(msg) {
       else if (sent) closeButton.disabled = true;
     },
   }, "×");
+  const modes = modeControls(handle);
+  const pinButton = handle.startsWith("failed-") ? null : pinControl(handle);
   const sha = typeof msg.templateSha256 === "string" ? msg.templateSha256 : "";
   const sourceBar = el("div", { class: "view-source", "data-testid": "view-source", title: sha ? `template sha256 ${sha}` : null },
     el("span", { class: "view-glyph", "aria-hidden": "true" }),
@@ -105,7 +113,10 @@ export function viewMount(msg) {
     trustMarker(msg.trust, sha),
     el("span", { class: "spacer" }),
     handle.startsWith("failed-") ? null : attachInspector(handle, () => container),
+    pinButton,
+    modes.group,
     modeButton,
+    modes.close,
     closeButton,
   );
   const frameBox = el("div", { class: "view-frame" }, loading);
@@ -116,17 +127,27 @@ export function viewMount(msg) {
 
   const view = {
     handle, server, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
-    log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline",
+    log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline", modes,
+    pinButton, pinned: false,
   };
   views.set(handle, view);
   const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
   if (old) {
     // A new version of the same view (its template changed): it takes the old one's place.
     if (old.iframe) old.iframe.remove();
+    dropModes(old);
     old.container.replaceWith(container);
     views.delete(msg.replaces);
+  } else if (msg.pinned === true) {
+    pinnedSlot(handle).append(container); // a pinned view brought back: it has no card here
   } else {
     callSlot(msg.callId, { server, tool }).append(container);
+  }
+  if (msg.pinned === true) setPinned(view, true);
+  observeView(container, handle);
+  if (msg.parked === true) {
+    drawPlaceholder(view); // mounted by the host when it comes into sight
+    return;
   }
 
   if (msg.proxyUrl === null || msg.proxyUrl === undefined) {
@@ -229,10 +250,7 @@ export function viewSize(msg) {
   if (!v || !v.iframe) return;
   const s = v.iframe.style;
   if (typeof msg.height === "number" && Number.isFinite(msg.height) && msg.height >= 0) {
-    const before = v.iframe.getBoundingClientRect().height;
-    // Grow at once so content is never clipped while it waits; shrink with a short ease so
-    // the conversation below does not jump. A resize burst never queues up behind animations.
-    s.transition = msg.height >= before ? "none" : "";
+    // Applied the frame it arrives, both ways: an eased size lags the content the view drew.
     s.height = `${Math.round(msg.height)}px`;
   }
   if (typeof msg.width === "number" && Number.isFinite(msg.width) && msg.width >= 0) {
@@ -257,6 +275,8 @@ export function viewRemove(msg) {
   if (v.iframe) v.iframe.remove();
   v.iframe = null; // later messages from that window no longer match any view
   setMode(v, "inline");
+  dropModes(v);
+  dropPin(v);
   viewState({ view: v.handle, state: "closed" });
   v.frameBox.replaceChildren(el("div", { class: "view-closed" }, STATE_TEXT.closed));
 }
@@ -275,10 +295,30 @@ export function viewsLost() {
 /** Host → page `conversation-reset`: the host dropped every view; their containers go with
  *  the conversation column, and their frames must stop talking to us now. */
 export function viewsReset() {
-  for (const v of views.values()) if (v.iframe) v.iframe.remove();
-  views.clear();
+  for (const v of [...views.values()]) {
+    if (v.pinned) continue; // pinned views stay live across conversations
+    if (v.iframe) v.iframe.remove();
+    dropModes(v);
+    views.delete(v.handle);
+  }
+  lazyReset();
   inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
+}
+
+/** Host → page `view-parked`: the view was torn down far out of sight; a placeholder keeps its place. */
+export function viewParked(msg) {
+  const v = views.get(msg.view);
+  if (!v) return;
+  setMode(v, "inline");
+  parkView(v);
+}
+
+/** Host → page `view-pinned`: into the side panel, or back. */
+export function viewPinned(msg) {
+  const v = views.get(msg.view);
+  if (!v || !v.pinButton) return;
+  setPinned(v, msg.pinned === true);
 }
 
 /** The drawn parts of a live view (for the modules that add to it), or undefined. */
@@ -298,12 +338,17 @@ export function viewContext(msg) {
 export function viewDisplayMode(msg) {
   const v = views.get(msg.view);
   if (!v || !MODES.has(msg.mode)) return;
-  setMode(v, msg.mode);
+  showModes(v, msg.mode, msg.available);
+  v.modeButton.hidden = v.mode !== "pip";
+  fullscreenClass();
 }
 
 function setMode(v, mode) {
-  v.mode = mode;
-  v.container.dataset.displayMode = mode;
-  v.modeButton.hidden = mode === "inline";
+  if (v.mode !== mode) placeView(v, mode);
+  v.modeButton.hidden = mode !== "pip";
+  fullscreenClass();
+}
+
+function fullscreenClass() {
   document.documentElement.classList.toggle("has-fullscreen-view", [...views.values()].some((x) => x.mode === "fullscreen"));
 }

@@ -1,0 +1,104 @@
+// The side panel of pinned views. A view pinned from the conversation keeps its place in the DOM
+// (moving an iframe reloads the view): its container is drawn over a slot in the panel with fixed
+// positioning, and its call card is kept, collapsed, when another conversation is shown. A pinned
+// view brought back after a reload is drawn straight into its slot.
+
+import { el } from "./dom.js";
+
+let send = () => false;
+let panel = null;
+let list = null;
+const pinned = new Map(); // handle -> {v, slot, note, observer}
+
+export function initPins(sendFn) {
+  send = sendFn;
+  list = el("div", { class: "pinned-list" });
+  panel = el("aside", { class: "pinned-panel", "data-testid": "pinned-panel", "aria-label": "Pinned views", hidden: true },
+    el("div", { class: "pinned-head" }, "Pinned"), list);
+  document.body.append(panel);
+  list.addEventListener("scroll", layout, { passive: true });
+  window.addEventListener("resize", layout);
+}
+
+/** The header control of one view. */
+export function pinControl(handle) {
+  const button = el("button", {
+    type: "button", class: "icon-btn icon-btn-small view-pin", "data-testid": "view-pin", "aria-pressed": "false",
+    "aria-label": "Pin to the side panel", title: "Pin to the side panel (stays live across turns and conversations)",
+    onclick: () => send({ type: "view-pin", view: handle, pinned: button.getAttribute("aria-pressed") !== "true" }),
+  }, "📌");
+  return button;
+}
+
+/** Where a pinned view brought back after a reload goes: a slot of its own in the panel. */
+export function pinnedSlot(handle) {
+  const slot = el("div", { class: "pin-slot", "data-view": handle });
+  list.append(slot);
+  panel.hidden = false;
+  return slot;
+}
+
+/** Host → page `view-pinned` (or a view mounted pinned): into the panel, or back. */
+export function setPinned(v, on) {
+  v.pinButton.setAttribute("aria-pressed", String(on));
+  v.pinButton.setAttribute("aria-label", on ? "Unpin from the side panel" : "Pin to the side panel");
+  v.pinned = on;
+  const entry = pinned.get(v.handle);
+  if (on && !entry) {
+    if (v.container.parentElement?.classList.contains("pin-slot")) {
+      // Mounted in the panel: nothing to lift.
+      v.container.dataset.pinned = "in";
+      pinned.set(v.handle, { v, slot: v.container.parentElement, note: null, observer: null });
+    } else {
+      const slot = pinnedSlot(v.handle);
+      const note = el("div", { class: "view-pinned-note", "data-testid": "view-pinned-note" }, "Pinned to the side panel");
+      v.container.before(note);
+      v.container.dataset.pinned = "over";
+      const observer = new ResizeObserver(() => { slot.style.height = `${v.container.offsetHeight}px`; layout(); });
+      observer.observe(v.container);
+      pinned.set(v.handle, { v, slot, note, observer });
+    }
+  } else if (!on && entry) {
+    unpinned(entry);
+  }
+  panel.hidden = pinned.size === 0;
+  layout();
+}
+
+function unpinned(entry) {
+  const { v, slot, note, observer } = entry;
+  pinned.delete(v.handle);
+  if (observer) observer.disconnect();
+  if (note) note.remove();
+  if (v.container.dataset.pinned === "over") {
+    delete v.container.dataset.pinned;
+    Object.assign(v.container.style, { left: "", top: "", width: "" });
+    slot.remove();
+    // Its card was kept out of sight while another conversation was shown: nothing to go back to.
+    const kept = v.container.closest(".call-kept");
+    if (kept) kept.remove();
+  } else if (slot.contains(v.container)) {
+    slot.remove(); // a view drawn in the panel has no card: the host closes it
+  }
+}
+
+/** The view is gone (closed, or its page state dropped). */
+export function dropPin(v) {
+  const entry = pinned.get(v.handle);
+  if (entry) unpinned(entry);
+  panel.hidden = pinned.size === 0;
+}
+
+/** Put every view pinned from the conversation over its slot. */
+function layout() {
+  for (const { v, slot } of pinned.values()) {
+    if (v.container.dataset.pinned !== "over") continue;
+    const r = slot.getBoundingClientRect();
+    Object.assign(v.container.style, { left: `${r.left}px`, top: `${r.top}px`, width: `${r.width}px` });
+  }
+}
+
+/** Handles of the views pinned now. */
+export function pinnedHandles() {
+  return new Set(pinned.keys());
+}

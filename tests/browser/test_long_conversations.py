@@ -1,0 +1,110 @@
+"""Long conversations in a real browser: beyond max_live_views, views far out of sight are torn down
+(the view is asked with ui/resource-teardown) and leave a placeholder of the same size; scrolled back
+to, they are mounted again and given their input and result once more. A reload and a restart of the
+host bring the conversation back the same way: only the views near the end run at first."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import pytest
+from harness import REPO, HostLauncher, call_tool, view_frame
+from playwright.sync_api import Locator, Page, expect
+
+pytestmark = pytest.mark.browser
+
+DISPLAY = f"{sys.executable} {REPO / 'tests' / 'fixtures' / 'display_server.py'}"
+MAX_LIVE = 3
+VIEWS = 10
+
+
+def nth_view(page: Page, n: int) -> Locator:
+    """The view of the n-th call (1-based), whether running or a placeholder."""
+    return page.locator("[data-testid=view][data-tool=modes-view]").nth(n - 1)
+
+
+def running(page: Page) -> int:
+    return page.locator("[data-testid=view] iframe.proxy").count()
+
+
+def scroll_to(page: Page, view: Locator) -> None:
+    view.evaluate("el => el.scrollIntoView({block: 'center'})")
+
+
+def expect_replayed(view: Locator, n: int) -> None:
+    expect(view).to_have_attribute("data-state", "ready", timeout=30_000)
+    app = view_frame(view)
+    expect(app.locator("#input")).to_have_text(f'{{"n":{n}}}')
+    expect(app.locator("#result")).to_contain_text(f'"n":{n}')
+
+
+@pytest.fixture
+def few_live_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_APPS_HOST_MAX_LIVE_VIEWS", str(MAX_LIVE))
+
+
+def fill_conversation(page: Page) -> None:
+    for n in range(1, VIEWS + 1):
+        call_tool(page, "display", "modes-view", {"n": n})
+        expect(nth_view(page, n)).to_have_attribute("data-state", "ready", timeout=30_000)
+        expect(view_frame(nth_view(page, n)).locator("#result")).to_contain_text(f'"n":{n}')
+
+
+def test_views_out_of_sight_are_torn_down_and_mounted_again_with_their_input_and_result(
+        few_live_views: None, start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    host = start_host({"display": DISPLAY})
+    page = page_for(host)
+    page.set_viewport_size({"width": 1000, "height": 500})
+    fill_conversation(page)
+
+    first = nth_view(page, 1)
+    # The first views are far above: torn down after their teardown request, a placeholder left.
+    expect(first).to_have_attribute("data-state", "parked")
+    expect(first.locator("[data-testid=view-placeholder]")).to_be_visible()
+    assert running(page) < VIEWS
+    audit = page.request.get(f"{host.origin}/api/audit?format=json&server=display&method=ui/resource-teardown")
+    asked = [e for e in audit.json()["events"] if e["direction"] == "host->view"]
+    assert asked and all("out of sight" in str(e["payload"]) for e in asked), asked
+
+    # The placeholder keeps the view's size (every view here draws the same), so nothing below moves.
+    placeholder = first.locator("[data-testid=view-placeholder]").bounding_box()
+    frame = nth_view(page, VIEWS).locator("iframe.proxy").bounding_box()
+    assert placeholder is not None and frame is not None
+    assert placeholder["height"] == pytest.approx(frame["height"], abs=1), (placeholder, frame)
+
+    # Scrolled back to, it runs again, given the same input and result.
+    scroll_to(page, first)
+    expect_replayed(first, 1)
+    # ... and views now far below make room for it: no more than max_live_views run.
+    page.wait_for_function("max => document.querySelectorAll('[data-testid=view] iframe.proxy').length <= max",
+                           arg=MAX_LIVE)
+    expect(nth_view(page, VIEWS - 1)).to_have_attribute("data-state", "parked")
+
+
+def test_reload_and_restart_mount_only_the_views_near_the_end(
+        few_live_views: None, start_host: HostLauncher, page_for: Callable[..., Page], tmp_path) -> None:
+    db = f"sqlite:///{tmp_path}/keep.db"
+    host = start_host({"display": DISPLAY}, extra_args=["--db", db])
+    page = page_for(host)
+    page.set_viewport_size({"width": 1000, "height": 500})
+    fill_conversation(page)
+
+    for opened in ("reload", "restart"):
+        if opened == "reload":
+            page.reload()
+        else:
+            host.close()
+            host = start_host({"display": DISPLAY}, extra_args=["--db", db])
+            page = page_for(host)
+            page.set_viewport_size({"width": 1000, "height": 500})
+        views = page.locator("[data-testid=view][data-tool=modes-view]")
+        expect(views).to_have_count(VIEWS)
+        last = nth_view(page, VIEWS)
+        expect_replayed(last, VIEWS)
+        # Only the last max_live_views were mounted; the first waits as a placeholder until scrolled to.
+        first = nth_view(page, 1)
+        expect(first).to_have_attribute("data-state", "parked")
+        assert running(page) <= MAX_LIVE
+        scroll_to(page, first)
+        expect_replayed(first, 1)
