@@ -18,6 +18,7 @@ from .consents import Consents
 from .core import Host
 from .live import LiveView, ViewListener
 from .page import Page
+from .pagetemplates import PageTemplates
 from .proxied import Proxied
 
 log = logging.getLogger("mcp_apps_host.views")
@@ -32,6 +33,7 @@ class _Views(Protocol):
     proxied: Proxied
     audited: object  # the decision already written with its message
     live: dict[str, LiveView]
+    page_templates: PageTemplates
 
     def apply(self, view: LiveView, effects: list[fx.Effect]) -> None: ...
 
@@ -45,7 +47,7 @@ def _post(vs: _Views, view: LiveView, effect: fx.PostToView) -> None:
     if msg.get("method") != SANDBOX_RESOURCE_READY:  # the template is on record by hash
         vs.audit("host->view", msg.get("method"), server=view.server, view=view.handle, msg_id=msg.get("id"),
                  payload=msg)
-    vs.page.send(f.ViewPost(view=view.handle, message=msg))
+    vs.page.send(f.ViewPost(view=view.handle, message=vs.page_templates.message(view.mounted.template, msg)))
 
 
 def _decided(vs: _Views, view: LiveView, effect: fx.Decided) -> None:

@@ -28,6 +28,7 @@ from .consents import Consents
 from .core import Host
 from .live import LiveView, ViewListener
 from .page import Page
+from .pagetemplates import PageTemplates
 from .proxied import Proxied, ViewCallRunner
 from .viewfx import HANDLERS
 
@@ -45,6 +46,7 @@ class Views:
         self.listener = listener
         self.proxied = Proxied(host, audit, run_view_call, self.apply, page)
         self.live: dict[str, LiveView] = {}
+        self.page_templates = PageTemplates()
         self.audited: object = None  # the decision already written with its message
 
     # ---- mounting ------------------------------------------------------------------------------
@@ -81,6 +83,8 @@ class Views:
             proxy_url=host.proxy_url(mounted.handle), sandbox_origin=mounted.origin,
             prefers_border=template.prefers_border is not False, permissions=allow,
             template_sha256=template.sha256, trust=trust, warnings=list(template.warnings), replaces=replaces))
+        # The template goes now, while the proxy loads; the page hands it over on the proxy's ready.
+        self.apply(view, view.session.send_resource_ahead())
         return view
 
     def remount(self, old: LiveView, template: Template, trust: str) -> LiveView:

@@ -66,6 +66,8 @@ class ViewSession(HostToView):
         self._teardown_id: RequestId | None = None
         self._sent_input = False
         self._sent_result = False
+        self._resource_ahead = False  # sent with the mount (`send_resource_ahead`)
+        self._proxy_seen = False
         # What the view was given, so that it can be rendered again the same way (`serve --watch`).
         self.last_input: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
@@ -205,19 +207,13 @@ class ViewSession(HostToView):
     def _on_notification(self, note: Notification) -> list[Effect]:
         method = note.method
         if method == M.SANDBOX_PROXY_READY:
+            if self._resource_ahead and not self._proxy_seen:
+                # The page held the resource for this proxy and gave it on this very message.
+                self._proxy_seen = True
+                return []
             if self.state != ViewState.CREATED:
                 return [Refused(method, "the sandbox proxy was ready already")]
-            self.state = ViewState.RESOURCE_SENT
-            return [
-                PostToView(rpc.notification(M.SANDBOX_RESOURCE_READY, {
-                    "html": self.spec.html,
-                    "sandbox": "allow-scripts allow-same-origin allow-forms",
-                    "allow": self.spec.allow,
-                    "csp": self.spec.csp,
-                    "permissions": self.spec.permissions,
-                })),
-                StartInitTimer(self.limits.view_init_timeout),
-            ]
+            return self._resource()
         if method.startswith(M.SANDBOX_PREFIX):
             return [Refused(method, "sandbox messages may only come from the proxy, once")]
         if self.state == ViewState.CREATED:
@@ -250,6 +246,27 @@ class ViewSession(HostToView):
         if method == M.REQUEST_TEARDOWN:
             return self.teardown("the view asked to close")
         return [Refused(method, f"unknown notification {method}")]
+
+    def send_resource_ahead(self) -> list[Effect]:
+        """The resource now, with the mount, rather than on the proxy's ready: the page holds it until
+        that proxy says it is ready, so the template travels while the proxy loads."""
+        if self.state != ViewState.CREATED:
+            return []
+        self._resource_ahead = True
+        return self._resource()
+
+    def _resource(self) -> list[Effect]:
+        self.state = ViewState.RESOURCE_SENT
+        return [
+            PostToView(rpc.notification(M.SANDBOX_RESOURCE_READY, {
+                "html": self.spec.html,
+                "sandbox": "allow-scripts allow-same-origin allow-forms",
+                "allow": self.spec.allow,
+                "csp": self.spec.csp,
+                "permissions": self.spec.permissions,
+            })),
+            StartInitTimer(self.limits.view_init_timeout),
+        ]
 
     def _on_response(self, resp: Response) -> list[Effect]:
         if self._teardown_id is not None and resp.id == self._teardown_id:

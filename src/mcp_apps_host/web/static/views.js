@@ -6,8 +6,10 @@
 import { el } from "./dom.js";
 import { callSlot } from "./chat.js";
 import { attachInspector, inspectorsReset } from "./inspector.js";
+import { withTemplate } from "./templates.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
+const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
 const INITIAL_HEIGHT = 120;
 const MAX_LOG_LINES = 500;
 const MODES = new Set(["inline", "fullscreen", "pip"]);
@@ -58,6 +60,11 @@ function onMessage(event) {
   if (event.origin !== view.sandboxOrigin) return;
   // The protocol is JSON-RPC objects; strings, arrays, blobs and ports are not it.
   if (!isPlainObject(event.data)) return;
+  if (!view.proxyReady && event.data.method === PROXY_READY) {
+    // The host sent the template with the mount; the proxy can take it now.
+    view.proxyReady = true;
+    for (const message of view.held.splice(0)) deliver(view, message);
+  }
   send({ type: "view-message", view: view.handle, message: event.data });
 }
 
@@ -117,6 +124,7 @@ export function viewMount(msg) {
   const view = {
     handle, server, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
     log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline",
+    sha, proxyReady: false, held: [], // host → view messages wait here until the proxy is ready
   };
   views.set(handle, view);
   const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
@@ -196,12 +204,19 @@ function checkOrigins(proxyUrl, sandboxOrigin) {
 
 export function viewPost(msg) {
   const v = views.get(msg.view);
-  const target = v && v.iframe && v.iframe.contentWindow;
-  if (!target) return; // removed, or not mounted: nothing to deliver to
+  if (!v || !v.iframe) return; // removed, or not mounted: nothing to deliver to
+  const message = withTemplate(v.sha, msg.message);
+  if (v.proxyReady) deliver(v, message);
+  else v.held.push(message);
+}
+
+function deliver(v, message) {
+  const target = v.iframe && v.iframe.contentWindow;
+  if (!target) return;
   try {
     // targetOrigin pins delivery to the sandbox: if the frame was navigated elsewhere the
     // browser drops the message instead of handing host data to a stranger.
-    target.postMessage(msg.message, v.sandboxOrigin);
+    target.postMessage(message, v.sandboxOrigin);
   } catch (err) {
     console.warn("view-post not delivered", err);
   }
