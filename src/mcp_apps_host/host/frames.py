@@ -340,7 +340,7 @@ class ViewMount(Frame):
 
     type: Literal["view-mount"] = "view-mount"
     view: str
-    call_id: int
+    call_id: int | None  # null for a view booted ahead (`prebooted`)
     server: str
     tool: str
     proxy_url: str | None
@@ -351,6 +351,32 @@ class ViewMount(Frame):
     trust: str | None = None  # new | trusted | allowed | changed | unchecked
     warnings: list[str] = Field(default_factory=list)  # what the static review of the template found
     replaces: str | None = None  # a view this one takes the place of (its template changed: `serve --watch`)
+    prestarted: str | None = None  # the `view-prestart` key of the loaded proxy to take instead of a new one
+    prebooted: bool = False  # booted ahead for no call yet: drawn hidden until a `view-adopt` names its call
+
+
+class ViewAdopt(Frame):
+    """A view booted ahead (`view-mount` with `prebooted`) is now this call's: show it under the call."""
+
+    type: Literal["view-adopt"] = "view-adopt"
+    view: str
+    call_id: int
+    server: str
+    tool: str
+    trust: str | None = None
+
+
+class ViewPrestart(Frame):
+    """Load a sandbox proxy at `proxyUrl` now, hidden, on `sandboxOrigin` with that `allow` attribute: a
+    later `view-mount` names it by `key` in `prestarted` and takes it (moved, not reloaded). Keys no longer
+    listed in a frame with `keep` go."""
+
+    type: Literal["view-prestart"] = "view-prestart"
+    key: str
+    proxy_url: str
+    sandbox_origin: str
+    permissions: str  # the proxy frame's allow attribute
+    keep: list[str] = Field(default_factory=list)  # every key the page should still hold, this one included
 
 
 class ViewPost(Frame):
@@ -560,7 +586,8 @@ class Conversations(Frame):
 
 
 HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
-             | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame
+             | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPrestart | ViewAdopt | ViewPost
+             | ViewStateFrame
              | ViewSize | ViewLog | ViewRemove | ViewContext | ViewTools | ViewDisplayMode | InspectorRecords
              | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit | ElicitInvalid
              | ElicitDismiss | HostTheme | ConversationReset | Conversations)

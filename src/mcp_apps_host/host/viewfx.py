@@ -19,6 +19,7 @@ from .core import Host
 from .live import LiveView, ViewListener
 from .page import Page
 from .pagetemplates import PageTemplates
+from .prebooted import PrebootedViews
 from .proxied import Proxied
 
 log = logging.getLogger("mcp_apps_host.views")
@@ -34,6 +35,7 @@ class _Views(Protocol):
     audited: object  # the decision already written with its message
     live: dict[str, LiveView]
     page_templates: PageTemplates
+    prebooted: PrebootedViews
 
     def apply(self, view: LiveView, effects: list[fx.Effect]) -> None: ...
 
@@ -67,6 +69,8 @@ def _refused(vs: _Views, view: LiveView, effect: fx.Refused) -> None:
 
 def _state(vs: _Views, view: LiveView, effect: fx.StateChanged) -> None:
     vs.page.send(f.ViewStateFrame(view=view.handle, state=str(effect.state), error=effect.error))
+    if effect.state == fx.ViewState.READY:
+        vs.prebooted.view_up(view)
     if effect.state in (fx.ViewState.CLOSED, fx.ViewState.ERROR):
         vs.forget(view, remove=effect.state == fx.ViewState.CLOSED)
 

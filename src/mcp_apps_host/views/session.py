@@ -68,6 +68,10 @@ class ViewSession(HostToView):
         self._sent_result = False
         self._resource_ahead = False  # sent with the mount (`send_resource_ahead`)
         self._proxy_seen = False
+        # A view booted ahead of its call keeps its ui/initialize unanswered until a call takes it
+        # (`take`): its toolInfo and tool data exist only then.
+        self.held_back = False
+        self._held_init: Request | None = None
         # What the view was given, so that it can be rendered again the same way (`serve --watch`).
         self.last_input: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
@@ -145,12 +149,28 @@ class ViewSession(HostToView):
         return [Refused(req.method, reason), PostToView(rpc.error(req.id, code, reason))]
 
     def _initialize(self, req: Request) -> list[Effect]:
-        if self.state != ViewState.RESOURCE_SENT:
+        if self.state != ViewState.RESOURCE_SENT or self._held_init is not None:
             return self.reject(req, rpc.INVALID_REQUEST, "ui/initialize was already received")
         caps = req.params.get("appCapabilities", {})
         info = req.params.get("appInfo", {})
         if not isinstance(caps, dict) or not isinstance(info, dict):
             return self.reject(req, rpc.INVALID_PARAMS, "appCapabilities and appInfo must be objects")
+        if self.held_back:
+            self._held_init = req
+            return []
+        return self._answer_initialize(req)
+
+    def take(self, spec: ViewSpec) -> list[Effect]:
+        """A call takes this view booted ahead: it becomes that call's view, and a held ui/initialize
+        is answered now (with the call's toolInfo)."""
+        self.spec = spec
+        self.held_back = False
+        req, self._held_init = self._held_init, None
+        return self._answer_initialize(req) if req is not None and self.state == ViewState.RESOURCE_SENT else []
+
+    def _answer_initialize(self, req: Request) -> list[Effect]:
+        caps = req.params.get("appCapabilities", {})
+        info = req.params.get("appInfo", {})
         self.app_capabilities, self.app_info = caps, info
         requested = req.params.get("protocolVersion")
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else PROTOCOL_VERSION
@@ -309,6 +329,8 @@ class ViewSession(HostToView):
         return self._closed() if self.state == ViewState.TEARING_DOWN else []
 
     def init_timed_out(self) -> list[Effect]:
+        if self.held_back and self._held_init is not None:
+            return []  # booted and waiting for a call: the host recycles it before its SDK gives up
         if self.state in (ViewState.RESOURCE_SENT, ViewState.INITIALIZING):
             return self.fail(
                 f"the view did not finish its handshake within view_init_timeout ({self.limits.view_init_timeout:g} s)"

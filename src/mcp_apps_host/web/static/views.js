@@ -7,6 +7,7 @@ import { el } from "./dom.js";
 import { callSlot } from "./chat.js";
 import { attachInspector, inspectorsReset } from "./inspector.js";
 import { withTemplate } from "./templates.js";
+import { takePrestarted } from "./prestart.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
@@ -106,9 +107,11 @@ export function viewMount(msg) {
     },
   }, "×");
   const sha = typeof msg.templateSha256 === "string" ? msg.templateSha256 : "";
+  const toolCode = el("code", {}, tool);
+  const originSpan = el("span", { class: "view-origin" }, el("span", { class: "server-chip" }, server), el("span", { class: "sep" }, "·"), toolCode);
   const sourceBar = el("div", { class: "view-source", "data-testid": "view-source", title: sha ? `template sha256 ${sha}` : null },
     el("span", { class: "view-glyph", "aria-hidden": "true" }),
-    el("span", { class: "view-origin" }, el("span", { class: "server-chip" }, server), el("span", { class: "sep" }, "·"), el("code", {}, tool)),
+    originSpan,
     trustMarker(msg.trust, sha),
     el("span", { class: "spacer" }),
     handle.startsWith("failed-") ? null : attachInspector(handle, () => container),
@@ -117,7 +120,8 @@ export function viewMount(msg) {
   );
   const frameBox = el("div", { class: "view-frame" }, loading);
   const container = el("div", {
-    class: `view ${msg.prefersBorder === false ? "borderless" : "bordered"}`, "data-testid": "view",
+    // A view booted ahead is not one of the conversation's views until a call takes it.
+    class: `view ${msg.prefersBorder === false ? "borderless" : "bordered"}`, "data-testid": msg.prebooted === true ? "view-preboot" : "view",
     "data-server": server, "data-tool": tool, "data-state": "loading", "data-view": handle, "data-display-mode": "inline",
   }, sourceBar, warningsBox(msg.warnings), errorBox, frameBox, el("div", { class: "view-foot" }, context, log));
 
@@ -125,10 +129,14 @@ export function viewMount(msg) {
     handle, server, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
     log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline",
     sha, proxyReady: false, held: [], // host → view messages wait here until the proxy is ready
+    prebooted: msg.prebooted === true, toolCode, originSpan,
   };
   views.set(handle, view);
   const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
-  if (old) {
+  if (view.prebooted) {
+    // Booted ahead for no call yet: laid out off screen until a call takes it (`view-adopt`).
+    prebootHolder().append(container);
+  } else if (old) {
     // A new version of the same view (its template changed): it takes the old one's place.
     if (old.iframe) old.iframe.remove();
     old.container.replaceWith(container);
@@ -151,6 +159,18 @@ export function viewMount(msg) {
     return;
   }
 
+  const prestarted = takePrestarted(msg.prestarted, msg.proxyUrl, frameBox);
+  if (prestarted) {
+    // A proxy loaded ahead for this view's origin and policy: already up, perhaps ready.
+    prestarted.iframe.setAttribute("title", `${server} · ${tool}`);
+    prestarted.iframe.style.height = `${INITIAL_HEIGHT}px`;
+    view.iframe = prestarted.iframe;
+    if (prestarted.ready) {
+      view.proxyReady = true;
+      send({ type: "view-message", view: handle, message: { jsonrpc: "2.0", method: PROXY_READY, params: {} } });
+    }
+    return;
+  }
   const iframe = document.createElement("iframe");
   iframe.className = "proxy";
   // sandbox and allow are read when the frame navigates, so set them before src and insertion.
@@ -162,6 +182,38 @@ export function viewMount(msg) {
   iframe.src = msg.proxyUrl;
   view.iframe = iframe;
   frameBox.prepend(iframe);
+}
+
+let holder = null;
+function prebootHolder() {
+  if (!holder) {
+    holder = el("div", { class: "view-preboot", "aria-hidden": "true" });
+    holder.inert = true;
+    holder.style.cssText = "position:fixed;left:-10000px;top:0;width:720px;overflow:hidden;pointer-events:none";
+    document.body.append(holder);
+  }
+  return holder;
+}
+
+/** Host → page `view-adopt`: a view booted ahead is now this call's; it moves under the call, its
+ *  frames kept (moveBefore), and shows what the host's check of the template said. */
+export function viewAdopt(msg) {
+  const v = views.get(msg.view);
+  if (!v || !v.prebooted) return;
+  const tool = String(msg.tool ?? "");
+  const slot = callSlot(msg.callId, { server: String(msg.server ?? v.server), tool });
+  try {
+    slot.moveBefore(v.container, null);
+  } catch {
+    slot.append(v.container); // the frames reload; the view boots again
+  }
+  v.prebooted = false;
+  v.container.dataset.testid = "view";
+  v.container.dataset.tool = tool;
+  v.toolCode.textContent = tool;
+  v.iframe?.setAttribute("title", `${v.server} · ${tool}`);
+  const marker = trustMarker(msg.trust, v.sha);
+  if (marker) v.originSpan.after(marker);
 }
 
 /** The small marker after "server · tool" saying how the template was checked. */
@@ -269,6 +321,12 @@ export function viewLog(msg) {
 export function viewRemove(msg) {
   const v = views.get(msg.view);
   if (!v) return;
+  if (v.prebooted) {
+    // Never shown: nothing to leave in its place.
+    v.container.remove();
+    views.delete(v.handle);
+    return;
+  }
   if (v.iframe) v.iframe.remove();
   v.iframe = null; // later messages from that window no longer match any view
   setMode(v, "inline");
@@ -290,7 +348,10 @@ export function viewsLost() {
 /** Host → page `conversation-reset`: the host dropped every view; their containers go with
  *  the conversation column, and their frames must stop talking to us now. */
 export function viewsReset() {
-  for (const v of views.values()) if (v.iframe) v.iframe.remove();
+  for (const v of views.values()) {
+    if (v.iframe) v.iframe.remove();
+    if (v.prebooted) v.container.remove();
+  }
   views.clear();
   inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
