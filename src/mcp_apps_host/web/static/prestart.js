@@ -64,6 +64,7 @@ export function takePrestarted(key, proxyUrl, parent) {
   const p = pool.get(String(key ?? ""));
   if (!p || p.url !== normalised(proxyUrl) || !canMove() || !parent.isConnected) return null;
   pool.delete(String(key));
+  p.iframe.removeAttribute("tabindex"); // the view's own frame is reachable from the keyboard
   try {
     parent.moveBefore(p.iframe, parent.firstChild);
   } catch {
