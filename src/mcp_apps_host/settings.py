@@ -33,8 +33,18 @@ class Limits:
     tool_call_timeout: float = 300.0
     # Seconds to wait for a resources/read of a template.
     template_read_timeout: float = 60.0
-    # Seconds a view has between proxy-ready and ui/notifications/initialized.
+    # Seconds a view has between its mount and ui/notifications/initialized.
     view_init_timeout: float = 30.0
+    # Sandbox proxies a tab's page loads ahead, hidden, one per server origin and policy its views
+    # need: the next view there starts on a proxy that is ready (0: none, every view loads its own).
+    prestarted_proxies_per_tab: int = 4
+    # Views a tab's page boots ahead, hidden, for templates the person has already been shown (one per
+    # template, held at ui/initialize until a call takes one), and the template bytes they may hold in all.
+    prebooted_views_per_tab: int = 2
+    prebooted_views_max_bytes: int = 8 * 1024 * 1024
+    # Seconds a booted-ahead view waits for a call before it is replaced by a fresh one: less than the
+    # 60 s an app SDK waits for its ui/initialize answer.
+    prebooted_view_max_age: float = 45.0
     # Seconds to wait for a view's reply to ui/resource-teardown.
     teardown_timeout: float = 3.0
     # Views a tab keeps running at once: beyond this, views far out of sight are torn down and leave a

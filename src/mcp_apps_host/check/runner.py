@@ -44,7 +44,10 @@ async def run_check(config: HostConfig, options: CheckOptions) -> list[ViewResul
     except ImportError:
         raise ConfigError("check needs Playwright: pip install 'mcp-apps-host[check]'") from None
     with tempfile.TemporaryDirectory(prefix="mcp-apps-host-check-") as tmp:
-        limits = replace(config.limits, view_init_timeout=options.settings.check_timeout)
+        # Each view is checked from its own start, as a person's first view of it: no proxy loaded
+        # ahead and no view booted ahead.
+        limits = replace(config.limits, view_init_timeout=options.settings.check_timeout,
+                         prestarted_proxies_per_tab=0, prebooted_views_per_tab=0)
         config = replace(config, limits=limits, database_url=f"sqlite:///{tmp}/check.db")
         async with _RunningHost(config) as running:
             results, jobs = await _connect(running.host, options)

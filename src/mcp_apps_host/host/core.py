@@ -58,6 +58,22 @@ class MountedView:
 
 
 @dataclass(frozen=True)
+class PreparedProxy:
+    """A proxy address signed ahead of its view (`Host.prepare_proxy`)."""
+
+    handle: str
+    token: str
+    origin: str
+    csp_header: str
+    key: str  # views whose template gives the same key may take it
+
+
+def proxy_key(origin: str, template: Template) -> str:
+    """What a proxy page depends on: its origin and the policy its template declares (not the HTML)."""
+    return f"{origin} {build_view_csp(template.csp)}"
+
+
+@dataclass(frozen=True)
 class Stores:
     """The repositories of one database; a person's session sees them through `Host.for_person`."""
 
@@ -116,8 +132,10 @@ class Host:
                                 lists.allow_servers, lists.block_servers) if lists is not None else None,
         )
 
-    def register_view(self, template: Template, on_csp_report: CspReport, *, tool: str = "",
-                      conversation: str | None = None) -> MountedView:
+    def prepare_proxy(self, template: Template) -> PreparedProxy:
+        """A view's handle, origin, CSP and signed proxy address made ready before its call: the page
+        loads that proxy ahead, and the next view whose template asks for the same origin and policy
+        takes it (`register_view`). It renders nothing until the host sends the view's HTML."""
         # The handle is unguessable and never reused; the token signs it to this person.
         handle = secrets.token_urlsafe(18)
         origin = self.sandbox.origin_for(template.server, template.domain)
@@ -126,6 +144,15 @@ class Host:
         csp = (build_view_csp(template.csp, report_uri=f"{self.base_path}/csp-report/{reports}")
                + f"; frame-ancestors {self.host_origin}")
         token = self.signer.sign(ViewPass(handle, self.identity, origin, csp))
+        return PreparedProxy(handle, token, origin, csp, proxy_key(origin, template))
+
+    def register_view(self, template: Template, on_csp_report: CspReport, *, tool: str = "",
+                      conversation: str | None = None, prepared: PreparedProxy | None = None) -> MountedView:
+        """A mounted view; on ``prepared`` (a proxy the page loaded ahead) when its origin and policy fit."""
+        origin = self.sandbox.origin_for(template.server, template.domain)
+        if prepared is None or prepared.key != proxy_key(origin, template):
+            prepared = self.prepare_proxy(template)
+        handle, token, csp = prepared.handle, prepared.token, prepared.csp_header
         view = MountedView(handle, self.identity, template, token, origin, csp, on_csp_report)
         self.views[handle] = view
         self._keep(handle, ViewRecord(handle, self.identity, conversation, template.server, tool, template.sha256,
@@ -158,6 +185,9 @@ class Host:
     def proxy_url(self, handle: str) -> str:
         view = self.views[handle]
         return f"{view.origin}{self.base_path}/proxy/{view.token}"
+
+    def prepared_url(self, prepared: PreparedProxy) -> str:
+        return f"{prepared.origin}{self.base_path}/proxy/{prepared.token}"
 
     def csp_report(self, view: ViewPass, report: dict[str, Any]) -> None:
         """A CSP report for a view, delivered where the view lives (this worker, or the one that has it)."""

@@ -370,7 +370,7 @@ class ViewMount(Frame):
 
     type: Literal["view-mount"] = "view-mount"
     view: str
-    call_id: int
+    call_id: int | None  # null for a view booted ahead (`prebooted`)
     server: str
     tool: str
     proxy_url: str | None
@@ -383,6 +383,8 @@ class ViewMount(Frame):
     replaces: str | None = None  # a view this one takes the place of (its template changed, or it was put away)
     parked: bool = False  # only a placeholder: the view is mounted when it comes into sight (`view-visible`)
     pinned: bool = False  # drawn in the side panel (a pinned view brought back after a reload), not under a call
+    prestarted: str | None = None  # the `view-prestart` key of the loaded proxy to take instead of a new one
+    prebooted: bool = False  # booted ahead for no call yet: drawn hidden until a `view-adopt` names its call
 
 
 class ViewParked(Frame):
@@ -400,6 +402,30 @@ class ViewPinned(Frame):
     type: Literal["view-pinned"] = "view-pinned"
     view: str
     pinned: bool
+
+
+class ViewAdopt(Frame):
+    """A view booted ahead (`view-mount` with `prebooted`) is now this call's: show it under the call."""
+
+    type: Literal["view-adopt"] = "view-adopt"
+    view: str
+    call_id: int
+    server: str
+    tool: str
+    trust: str | None = None
+
+
+class ViewPrestart(Frame):
+    """Load a sandbox proxy at `proxyUrl` now, hidden, on `sandboxOrigin` with that `allow` attribute: a
+    later `view-mount` names it by `key` in `prestarted` and takes it (moved, not reloaded). Keys no longer
+    listed in a frame with `keep` go."""
+
+    type: Literal["view-prestart"] = "view-prestart"
+    key: str
+    proxy_url: str
+    sandbox_origin: str
+    permissions: str  # the proxy frame's allow attribute
+    keep: list[str] = Field(default_factory=list)  # every key the page should still hold, this one included
 
 
 class ViewPost(Frame):
@@ -612,10 +638,10 @@ class Conversations(Frame):
 
 
 HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
-             | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPost | ViewStateFrame
-             | ViewSize | ViewLog | ViewRemove | ViewParked | ViewPinned | ViewContext | ViewTools | ViewDisplayMode
-             | InspectorRecords | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit
-             | ElicitInvalid | ElicitDismiss | HostTheme | ConversationReset | Conversations)
+             | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPrestart | ViewAdopt | ViewPost
+             | ViewStateFrame | ViewSize | ViewLog | ViewRemove | ViewParked | ViewPinned | ViewContext | ViewTools
+             | ViewDisplayMode | InspectorRecords | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld
+             | Download | Elicit | ElicitInvalid | ElicitDismiss | HostTheme | ConversationReset | Conversations)
 
 
 # ---- the tables in docs/bridge.md -----------------------------------------------------------------

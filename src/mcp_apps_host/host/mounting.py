@@ -52,7 +52,13 @@ class Mounting:
         record["view"] = {"sha256": template.sha256, "uri": template.uri}
         # The view instance's id goes with the call's item: its kept state is found by it on a replay.
         instance = record.setdefault("instance", uuid.uuid4().hex)
-        return self.views.mount(call_id, entry, template, trust, instance=instance)
+        # A view of this template booted ahead takes the call; else one is mounted now. Either way the
+        # next view of it boots ahead once this one is up (the template has passed its checks).
+        view = self.views.take_prebooted(call_id, entry, template, trust, instance)
+        if view is None:
+            view = self.views.mount(call_id, entry, template, trust, instance=instance)
+        self.views.prebooted.boot_after(view, entry, template)
+        return view
 
     def _failed(self, call_id: int, entry: ToolEntry, record: dict[str, Any], reason: str) -> None:
         self.views.mount_failed(call_id, entry.server, entry.name, reason)

@@ -249,6 +249,6 @@ class Tab:
             self.turns.stop()
         self.services.calls.cancel_all()
         self.apptools.cancel_all()
-        self.services.views.drop_all("the page was closed")
+        self.services.views.close_all("the page was closed")
         await self.services.calls.close()
         await self.services.log.close()

@@ -19,6 +19,8 @@ from .core import Host
 from .lazy import LazyViews
 from .live import LiveView, ViewListener
 from .page import Page
+from .pagetemplates import PageTemplates
+from .prebooted import PrebootedViews
 from .proxied import Proxied
 
 log = logging.getLogger("mcp_apps_host.views")
@@ -34,6 +36,8 @@ class _Views(Protocol):
     audited: object  # the decision already written with its message
     live: dict[str, LiveView]
     lazy: LazyViews
+    page_templates: PageTemplates
+    prebooted: PrebootedViews
 
     def apply(self, view: LiveView, effects: list[fx.Effect]) -> None: ...
 
@@ -47,7 +51,7 @@ def _post(vs: _Views, view: LiveView, effect: fx.PostToView) -> None:
     if msg.get("method") != SANDBOX_RESOURCE_READY:  # the template is on record by hash
         vs.audit("host->view", msg.get("method"), server=view.server, view=view.handle, msg_id=msg.get("id"),
                  payload=msg)
-    vs.page.send(f.ViewPost(view=view.handle, message=msg))
+    vs.page.send(f.ViewPost(view=view.handle, message=vs.page_templates.message(view.mounted.template, msg)))
 
 
 def _decided(vs: _Views, view: LiveView, effect: fx.Decided) -> None:
@@ -71,6 +75,7 @@ def _state(vs: _Views, view: LiveView, effect: fx.StateChanged) -> None:
     vs.page.send(f.ViewStateFrame(view=view.handle, state=str(effect.state), error=effect.error))
     if effect.state == fx.ViewState.READY:
         _display_mode(vs, view)  # the modes the view declared, for its header
+        vs.prebooted.view_up(view)
     if effect.state in (fx.ViewState.CLOSED, fx.ViewState.ERROR):
         vs.forget(view, remove=effect.state == fx.ViewState.CLOSED)
 

@@ -29,6 +29,9 @@ from .core import Host
 from .lazy import LazyViews
 from .live import LiveView, ViewListener
 from .page import Page
+from .pagetemplates import PageTemplates
+from .prebooted import PrebootedViews
+from .prepared import PreparedProxies
 from .proxied import Proxied, ViewCallRunner
 from .viewfx import HANDLERS
 
@@ -47,26 +50,74 @@ class Views:
         self.proxied = Proxied(host, audit, run_view_call, self.apply, page)
         self.live: dict[str, LiveView] = {}
         self.lazy = LazyViews(self)
+        self.page_templates = PageTemplates()
+        self.prepared = PreparedProxies(host, page)
+        self.prebooted = PrebootedViews(self)
+        self.closed = False
         self.audited: object = None  # the decision already written with its message
 
     # ---- mounting ------------------------------------------------------------------------------
 
-    def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = "unchecked",
+    def mount(self, call_id: int | None, entry: ToolEntry, template: Template, trust: str = "unchecked",
               instance: str | None = None, widget_state: dict[str, Any] | None = None,
-              replaces: str | None = None, pinned: bool = False, conversation: str | None = None) -> LiveView:
+              replaces: str | None = None, pinned: bool = False, conversation: str | None = None,
+              prebooted: bool = False) -> LiveView:
+        """Mount a view of ``template`` for a call; with ``prebooted``, for no call yet: it boots hidden and
+        waits at ui/initialize until `take_prebooted` gives it one."""
         host = self.host
         conversation = conversation or self.audit.conversation
+        prepared = self.prepared.take(template)
         mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report),
-                                     tool=entry.name, conversation=conversation)
+                                     tool=entry.name, conversation=conversation, prepared=prepared)
         allow = allow_attribute(template.permissions, host.granted_permissions)
-        spec = ViewSpec(
+        # Each view has its own copy of the environment: the inspector may change one view's context only.
+        session = ViewSession(self._spec(call_id, entry, template, widget_state), replace(self.env), host.limits)
+        session.held_back = prebooted
+        view = LiveView(mounted, session, call_id, instance, trust=trust, pinned=pinned, conversation=conversation)
+        self.live[mounted.handle] = view
+        self.page.send(f.ViewMount(
+            view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
+            proxy_url=host.proxy_url(mounted.handle), sandbox_origin=mounted.origin,
+            prefers_border=template.prefers_border is not False, permissions=allow,
+            template_sha256=template.sha256, trust=None if prebooted else trust, warnings=list(template.warnings),
+            replaces=replaces, pinned=pinned,
+            prestarted=prepared.handle if prepared is not None and prepared.handle == mounted.handle else None,
+            prebooted=prebooted))
+        if not prebooted:
+            self.lazy.mounted(view)
+        # The template goes now, while the proxy loads; the page hands it over on the proxy's ready.
+        self.apply(view, view.session.send_resource_ahead())
+        return view
+
+    def take_prebooted(self, call_id: int, entry: ToolEntry, template: Template, trust: str,
+                       instance: str | None) -> LiveView | None:
+        """The view booted ahead for ``template``, now this call's (shown under it), or None."""
+        view = self.prebooted.take(template)
+        if view is None:
+            return None
+        if view.server != entry.server or view.mounted.origin != self.host.sandbox.origin_for(template.server,
+                                                                                           template.domain):
+            # Never another server's view (its origin holds that server's storage): start afresh.
+            self.discard(view, "booted for another server")
+            return None
+        view.call_id, view.instance, view.trust = call_id, instance, trust
+        self.lazy.mounted(view)
+        self.page.send(f.ViewAdopt(view=view.handle, call_id=call_id, server=entry.server, tool=entry.name,
+                                   trust=trust))
+        self.apply(view, view.session.take(self._spec(call_id, entry, template, None)))
+        return view
+
+    def _spec(self, call_id: int | None, entry: ToolEntry, template: Template,
+              widget_state: dict[str, Any] | None) -> ViewSpec:
+        host = self.host
+        return ViewSpec(
             server=entry.server,
             tool=entry,
             html=view_html(template),
             call_id=call_id,
             csp=template.csp.to_json(),
             permissions=granted_permissions(template.permissions, host.granted_permissions),
-            allow=allow,
+            allow=allow_attribute(template.permissions, host.granted_permissions),
             **self._server_tools(entry.server),
             decide_tool_call=lambda name: self._decide_tool_call(entry.server, name),
             max_download_bytes=host.limits.max_download_bytes,
@@ -76,18 +127,6 @@ class Views:
             compat=template.compat,
             widget_state=widget_state,
         )
-        # Each view has its own copy of the environment: the inspector may change one view's context only.
-        view = LiveView(mounted, ViewSession(spec, replace(self.env), host.limits), call_id, instance, trust=trust,
-                        pinned=pinned, conversation=conversation)
-        self.live[mounted.handle] = view
-        self.page.send(f.ViewMount(
-            view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
-            proxy_url=host.proxy_url(mounted.handle), sandbox_origin=mounted.origin,
-            prefers_border=template.prefers_border is not False, permissions=allow,
-            template_sha256=template.sha256, trust=trust, warnings=list(template.warnings), replaces=replaces,
-            pinned=pinned))
-        self.lazy.mounted(view)
-        return view
 
     def replay(self, view: LiveView, arguments: dict[str, Any] | None, result: dict[str, Any] | None,
                cancelled: str | None) -> None:
@@ -225,6 +264,17 @@ class Views:
             tools = self._server_tools(view.server)
             if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools:
                 self.apply(view, view.session.server_tools_changed(replace(spec, **tools)))
+        self.prepared.refresh()
+
+    def discard(self, view: LiveView, reason: str) -> None:
+        """End a view that was never shown (booted ahead, not taken): no teardown, its frame goes."""
+        view.session.fail(reason)
+        self.forget(view, remove=True)
+
+    def close_all(self, reason: str) -> None:
+        """The tab is gone: drop every view, and boot none ahead any more."""
+        self.closed = True
+        self.drop_all(reason)
 
     def pinned_instances(self) -> set[str]:
         return {v.instance for v in self.live.values() if v.pinned and v.instance}
@@ -232,6 +282,7 @@ class Views:
     def drop_all(self, reason: str, keep_pinned: bool = False) -> None:
         """The page is going away or showing another conversation: nobody can answer a teardown. Views
         pinned to the side panel stay when only the conversation changes."""
+        self.prebooted.clear()
         for view in list(self.live.values()):
             if keep_pinned and view.pinned:
                 continue
@@ -282,6 +333,7 @@ class Views:
                 waiting.set_exception(CallFailed("the view closed before its tool answered"))
         self.live.pop(view.handle, None)
         self.lazy.forget(view.handle)
+        self.prebooted.view_gone(view)
         self.host.unregister_view(view.handle)
         self.listener.view_gone(view)
         if remove:

@@ -75,6 +75,12 @@ class ViewSession(HostToView):
         self._teardown_id: RequestId | None = None
         self._sent_input = False
         self._sent_result = False
+        self._resource_ahead = False  # sent with the mount (`send_resource_ahead`)
+        self._proxy_seen = False
+        # A view booted ahead of its call keeps its ui/initialize unanswered until a call takes it
+        # (`take`): its toolInfo and tool data exist only then.
+        self.held_back = False
+        self._held_init: Request | None = None
         # What the view was given, so that it can be rendered again the same way (`serve --watch`).
         self.last_input: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
@@ -175,12 +181,28 @@ class ViewSession(HostToView):
         return [Refused(req.method, reason), PostToView(rpc.error(req.id, code, reason))]
 
     def _initialize(self, req: Request) -> list[Effect]:
-        if self.state != ViewState.RESOURCE_SENT:
+        if self.state != ViewState.RESOURCE_SENT or self._held_init is not None:
             return self.reject(req, rpc.INVALID_REQUEST, "ui/initialize was already received")
         caps = req.params.get("appCapabilities", {})
         info = req.params.get("appInfo", {})
         if not isinstance(caps, dict) or not isinstance(info, dict):
             return self.reject(req, rpc.INVALID_PARAMS, "appCapabilities and appInfo must be objects")
+        if self.held_back:
+            self._held_init = req
+            return []
+        return self._answer_initialize(req)
+
+    def take(self, spec: ViewSpec) -> list[Effect]:
+        """A call takes this view booted ahead: it becomes that call's view, and a held ui/initialize
+        is answered now (with the call's toolInfo)."""
+        self.spec = spec
+        self.held_back = False
+        req, self._held_init = self._held_init, None
+        return self._answer_initialize(req) if req is not None and self.state == ViewState.RESOURCE_SENT else []
+
+    def _answer_initialize(self, req: Request) -> list[Effect]:
+        caps = req.params.get("appCapabilities", {})
+        info = req.params.get("appInfo", {})
         self.app_capabilities, self.app_info = caps, info
         requested = req.params.get("protocolVersion")
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else PROTOCOL_VERSION
@@ -261,19 +283,13 @@ class ViewSession(HostToView):
     def _on_notification(self, note: Notification) -> list[Effect]:
         method = note.method
         if method == M.SANDBOX_PROXY_READY:
+            if self._resource_ahead and not self._proxy_seen:
+                # The page held the resource for this proxy and gave it on this very message.
+                self._proxy_seen = True
+                return []
             if self.state != ViewState.CREATED:
                 return [Refused(method, "the sandbox proxy was ready already")]
-            self.state = ViewState.RESOURCE_SENT
-            return [
-                PostToView(rpc.notification(M.SANDBOX_RESOURCE_READY, {
-                    "html": self.spec.html,
-                    "sandbox": "allow-scripts allow-same-origin allow-forms",
-                    "allow": self.spec.allow,
-                    "csp": self.spec.csp,
-                    "permissions": self.spec.permissions,
-                })),
-                StartInitTimer(self.limits.view_init_timeout),
-            ]
+            return self._resource()
         if method.startswith(M.SANDBOX_PREFIX):
             return [Refused(method, "sandbox messages may only come from the proxy, once")]
         if self.state == ViewState.CREATED:
@@ -322,6 +338,26 @@ class ViewSession(HostToView):
                                           f"({cap} px): shown at {cap} px. Content sized with 100vh grows with its "
                                           "frame and never settles; size it to its content, or scroll inside."))
         return effects
+    def send_resource_ahead(self) -> list[Effect]:
+        """The resource now, with the mount, rather than on the proxy's ready: the page holds it until
+        that proxy says it is ready, so the template travels while the proxy loads."""
+        if self.state != ViewState.CREATED:
+            return []
+        self._resource_ahead = True
+        return self._resource()
+
+    def _resource(self) -> list[Effect]:
+        self.state = ViewState.RESOURCE_SENT
+        return [
+            PostToView(rpc.notification(M.SANDBOX_RESOURCE_READY, {
+                "html": self.spec.html,
+                "sandbox": "allow-scripts allow-same-origin allow-forms",
+                "allow": self.spec.allow,
+                "csp": self.spec.csp,
+                "permissions": self.spec.permissions,
+            })),
+            StartInitTimer(self.limits.view_init_timeout),
+        ]
 
     def _on_response(self, resp: Response) -> list[Effect]:
         if self._teardown_id is not None and resp.id == self._teardown_id:
@@ -364,6 +400,8 @@ class ViewSession(HostToView):
         return self._closed() if self.state == ViewState.TEARING_DOWN else []
 
     def init_timed_out(self) -> list[Effect]:
+        if self.held_back and self._held_init is not None:
+            return []  # booted and waiting for a call: the host recycles it before its SDK gives up
         if self.state in (ViewState.RESOURCE_SENT, ViewState.INITIALIZING):
             return self.fail(
                 f"the view did not finish its handshake within view_init_timeout ({self.limits.view_init_timeout:g} s)"

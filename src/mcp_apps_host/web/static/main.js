@@ -5,7 +5,8 @@ import { initThemeToggle, currentTheme, applyHostTheme } from "./theme.js";
 import { renderServers } from "./servers.js";
 import { initForm, pickerOpen, closePicker } from "./form.js";
 import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost, resetConversation } from "./chat.js";
-import { initViews, viewMount, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewParked, viewPinned, viewsLost, viewsReset } from "./views.js";
+import { initPrestart, viewPrestart } from "./prestart.js";
+import { initViews, viewMount, viewAdopt, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewParked, viewPinned, viewsLost, viewsReset } from "./views.js";
 import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./consent.js";
 import { initAssistant, turnState, assistantDelta, assistantDone, userMessage, assistantReset } from "./assistant.js";
 import { initTrust, viewHeld, trustLost, trustReset } from "./trust.js";
@@ -63,6 +64,7 @@ initForm(send);
 initChat(send);
 initChatBox();
 initViews(send);
+initPrestart();
 initConsent(send);
 initAssistant(send);
 initTrust(send);
@@ -96,6 +98,8 @@ const routes = {
   "call-finished": callFinished,
   "call-failed": callFailed,
   "view-mount": viewMount,
+  "view-prestart": viewPrestart,
+  "view-adopt": viewAdopt,
   "view-post": viewPost,
   "view-state": viewState,
   "view-size": viewSize,

@@ -9,8 +9,11 @@ import { attachInspector, inspectorsReset } from "./inspector.js";
 import { initModes, modeControls, showModes, placeView, dropModes } from "./modes.js";
 import { initLazy, observeView, drawPlaceholder, parkView, lazyReset } from "./lazy.js";
 import { initPins, pinControl, pinnedSlot, setPinned, dropPin } from "./pins.js";
+import { withTemplate } from "./templates.js";
+import { takePrestarted } from "./prestart.js";
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
+const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
 const INITIAL_HEIGHT = 120;
 const MAX_LOG_LINES = 500;
 const MODES = new Set(["inline", "fullscreen", "pip"]);
@@ -64,6 +67,11 @@ function onMessage(event) {
   if (event.origin !== view.sandboxOrigin) return;
   // The protocol is JSON-RPC objects; strings, arrays, blobs and ports are not it.
   if (!isPlainObject(event.data)) return;
+  if (!view.proxyReady && event.data.method === PROXY_READY) {
+    // The host sent the template with the mount; the proxy can take it now.
+    view.proxyReady = true;
+    for (const message of view.held.splice(0)) deliver(view, message);
+  }
   send({ type: "view-message", view: view.handle, message: event.data });
 }
 
@@ -107,9 +115,11 @@ export function viewMount(msg) {
   const modes = modeControls(handle);
   const pinButton = handle.startsWith("failed-") ? null : pinControl(handle);
   const sha = typeof msg.templateSha256 === "string" ? msg.templateSha256 : "";
+  const toolCode = el("code", {}, tool);
+  const originSpan = el("span", { class: "view-origin" }, el("span", { class: "server-chip" }, server), el("span", { class: "sep" }, "·"), toolCode);
   const sourceBar = el("div", { class: "view-source", "data-testid": "view-source", title: sha ? `template sha256 ${sha}` : null },
     el("span", { class: "view-glyph", "aria-hidden": "true" }),
-    el("span", { class: "view-origin" }, el("span", { class: "server-chip" }, server), el("span", { class: "sep" }, "·"), el("code", {}, tool)),
+    originSpan,
     trustMarker(msg.trust, sha),
     el("span", { class: "spacer" }),
     handle.startsWith("failed-") ? null : attachInspector(handle, () => container),
@@ -121,7 +131,8 @@ export function viewMount(msg) {
   );
   const frameBox = el("div", { class: "view-frame" }, loading);
   const container = el("div", {
-    class: `view ${msg.prefersBorder === false ? "borderless" : "bordered"}`, "data-testid": "view",
+    // A view booted ahead is not one of the conversation's views until a call takes it.
+    class: `view ${msg.prefersBorder === false ? "borderless" : "bordered"}`, "data-testid": msg.prebooted === true ? "view-preboot" : "view",
     "data-server": server, "data-tool": tool, "data-state": "loading", "data-view": handle, "data-display-mode": "inline",
   }, sourceBar, warningsBox(msg.warnings), errorBox, frameBox, el("div", { class: "view-foot" }, context, log));
 
@@ -129,10 +140,15 @@ export function viewMount(msg) {
     handle, server, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
     log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline", modes,
     pinButton, pinned: false,
+    sha, proxyReady: false, held: [], // host → view messages wait here until the proxy is ready
+    prebooted: msg.prebooted === true, toolCode, originSpan,
   };
   views.set(handle, view);
   const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
-  if (old) {
+  if (view.prebooted) {
+    // Booted ahead for no call yet: laid out off screen until a call takes it (`view-adopt`).
+    prebootHolder().append(container);
+  } else if (old) {
     // A new version of the same view (its template changed): it takes the old one's place.
     if (old.iframe) old.iframe.remove();
     dropModes(old);
@@ -164,6 +180,18 @@ export function viewMount(msg) {
     return;
   }
 
+  const prestarted = takePrestarted(msg.prestarted, msg.proxyUrl, frameBox);
+  if (prestarted) {
+    // A proxy loaded ahead for this view's origin and policy: already up, perhaps ready.
+    prestarted.iframe.setAttribute("title", `${server} · ${tool}`);
+    prestarted.iframe.style.height = `${INITIAL_HEIGHT}px`;
+    view.iframe = prestarted.iframe;
+    if (prestarted.ready) {
+      view.proxyReady = true;
+      send({ type: "view-message", view: handle, message: { jsonrpc: "2.0", method: PROXY_READY, params: {} } });
+    }
+    return;
+  }
   const iframe = document.createElement("iframe");
   iframe.className = "proxy";
   // sandbox and allow are read when the frame navigates, so set them before src and insertion.
@@ -175,6 +203,38 @@ export function viewMount(msg) {
   iframe.src = msg.proxyUrl;
   view.iframe = iframe;
   frameBox.prepend(iframe);
+}
+
+let holder = null;
+function prebootHolder() {
+  if (!holder) {
+    holder = el("div", { class: "view-preboot", "aria-hidden": "true" });
+    holder.inert = true;
+    holder.style.cssText = "position:fixed;left:-10000px;top:0;width:720px;overflow:hidden;pointer-events:none";
+    document.body.append(holder);
+  }
+  return holder;
+}
+
+/** Host → page `view-adopt`: a view booted ahead is now this call's; it moves under the call, its
+ *  frames kept (moveBefore), and shows what the host's check of the template said. */
+export function viewAdopt(msg) {
+  const v = views.get(msg.view);
+  if (!v || !v.prebooted) return;
+  const tool = String(msg.tool ?? "");
+  const slot = callSlot(msg.callId, { server: String(msg.server ?? v.server), tool });
+  try {
+    slot.moveBefore(v.container, null);
+  } catch {
+    slot.append(v.container); // the frames reload; the view boots again
+  }
+  v.prebooted = false;
+  v.container.dataset.testid = "view";
+  v.container.dataset.tool = tool;
+  v.toolCode.textContent = tool;
+  v.iframe?.setAttribute("title", `${v.server} · ${tool}`);
+  const marker = trustMarker(msg.trust, v.sha);
+  if (marker) v.originSpan.after(marker);
 }
 
 /** The small marker after "server · tool" saying how the template was checked. */
@@ -217,12 +277,19 @@ function checkOrigins(proxyUrl, sandboxOrigin) {
 
 export function viewPost(msg) {
   const v = views.get(msg.view);
-  const target = v && v.iframe && v.iframe.contentWindow;
-  if (!target) return; // removed, or not mounted: nothing to deliver to
+  if (!v || !v.iframe) return; // removed, or not mounted: nothing to deliver to
+  const message = withTemplate(v.sha, msg.message);
+  if (v.proxyReady) deliver(v, message);
+  else v.held.push(message);
+}
+
+function deliver(v, message) {
+  const target = v.iframe && v.iframe.contentWindow;
+  if (!target) return;
   try {
     // targetOrigin pins delivery to the sandbox: if the frame was navigated elsewhere the
     // browser drops the message instead of handing host data to a stranger.
-    target.postMessage(msg.message, v.sandboxOrigin);
+    target.postMessage(message, v.sandboxOrigin);
   } catch (err) {
     console.warn("view-post not delivered", err);
   }
@@ -272,6 +339,12 @@ export function viewLog(msg) {
 export function viewRemove(msg) {
   const v = views.get(msg.view);
   if (!v) return;
+  if (v.prebooted) {
+    // Never shown: nothing to leave in its place.
+    v.container.remove();
+    views.delete(v.handle);
+    return;
+  }
   if (v.iframe) v.iframe.remove();
   v.iframe = null; // later messages from that window no longer match any view
   setMode(v, "inline");
@@ -298,6 +371,7 @@ export function viewsReset() {
   for (const v of [...views.values()]) {
     if (v.pinned) continue; // pinned views stay live across conversations
     if (v.iframe) v.iframe.remove();
+    if (v.prebooted) v.container.remove();
     dropModes(v);
     views.delete(v.handle);
   }

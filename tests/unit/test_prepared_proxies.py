@@ -1,0 +1,96 @@
+"""Sandbox proxies prepared ahead of their views: a view takes one only when its origin, policy and
+`allow` fit, and the proxy page served for it carries that view's CSP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from mcp_apps_host.host import frames as f
+from mcp_apps_host.host.core import Host
+from mcp_apps_host.host.page import Page
+from mcp_apps_host.host.prepared import PreparedProxies
+from mcp_apps_host.host.sandbox import Sandbox
+from mcp_apps_host.servers.manager import ServerManager
+from mcp_apps_host.settings import Limits
+from mcp_apps_host.values.csp import ViewCsp
+from mcp_apps_host.values.templates import Template
+from mcp_apps_host.web.sandbox import sandbox_app
+
+ORIGIN = "http://127.0.0.1:8765"
+
+
+def make_host(limits: Limits | None = None) -> Host:
+    return Host(servers=ServerManager([], limits or Limits()), limits=limits or Limits(), host_origin=ORIGIN,
+                sandbox=Sandbox.on_port("http", "localhost", 8766, per_server=True))
+
+
+def template(server: str = "srv", connect: tuple[str, ...] = (), permissions: dict[str, Any] | None = None,
+             sha: str = "a" * 64) -> Template:
+    return Template(server=server, uri="ui://srv/v.html", html="<p>v</p>", sha256=sha,
+                    csp=ViewCsp(connect_domains=connect), permissions=permissions or {})
+
+
+def pool(host: Host) -> tuple[PreparedProxies, list[Any]]:
+    sent: list[Any] = []
+    return PreparedProxies(host, Page(sent.append)), sent
+
+
+def test_a_view_takes_the_prepared_proxy_of_its_origin_and_policy() -> None:
+    host = make_host()
+    prepared, sent = pool(host)
+    prepared.prepare(template())
+    [start] = sent
+    assert isinstance(start, f.ViewPrestart) and start.keep == [start.key]
+    assert start.sandbox_origin == host.sandbox.origin_for("srv")
+    # Another template with the same origin and policy (a new version of the HTML) fits it.
+    taken = prepared.take(template(sha="b" * 64))
+    assert taken is not None and taken.handle == start.key
+    view = host.register_view(template(sha="b" * 64), lambda report: None, prepared=taken)
+    assert view.handle == taken.handle and host.proxy_url(view.handle) == start.proxy_url
+    # The next one is prepared after the mount, and the page is told to keep only that one.
+    assert prepared.ready == {}
+    prepared.prepare(template(sha="b" * 64))
+    assert isinstance(sent[-1], f.ViewPrestart) and sent[-1].key != start.key and sent[-1].keep == [sent[-1].key]
+
+
+def test_a_view_with_another_policy_or_origin_does_not_take_it() -> None:
+    host = make_host()
+    prepared, sent = pool(host)
+    prepared.prepare(template())
+    assert prepared.take(template(connect=("https://api.example.com",))) is None
+    assert prepared.take(template(server="other")) is None
+    assert prepared.take(template(permissions={"camera": {}, "clipboardWrite": {}})) is None
+    # Even when handed one that does not fit, the host signs the view its own proxy.
+    [start] = sent
+    wrong = prepared.ready[next(iter(prepared.ready))]
+    view = host.register_view(template(connect=("https://api.example.com",)), lambda report: None, prepared=wrong)
+    assert view.handle != start.key and "https://api.example.com" in view.csp_header
+
+
+def test_the_served_proxy_page_has_the_policy_of_the_view_that_took_it() -> None:
+    host = make_host()
+    prepared, _sent = pool(host)
+    prepared.prepare(template(connect=("https://api.example.com",)))
+    taken = prepared.take(template(connect=("https://api.example.com",)))
+    assert taken is not None
+    view = host.register_view(template(connect=("https://api.example.com",)), lambda report: None, prepared=taken)
+    origin = host.sandbox.origin_for("srv")
+    client = TestClient(sandbox_app(host), base_url=origin)
+    page = client.get(host.proxy_url(view.handle).removeprefix(origin))
+    assert page.status_code == 200
+    assert page.headers["content-security-policy"] == view.csp_header
+    assert "connect-src" in view.csp_header and "https://api.example.com" in view.csp_header
+
+
+def test_no_more_proxies_than_the_setting_allows() -> None:
+    host = make_host(Limits(prestarted_proxies_per_tab=2))
+    prepared, sent = pool(host)
+    for server in ("a", "b", "c"):
+        prepared.prepare(template(server=server))
+    assert len(prepared.ready) == 2 and len(sent) == 2
+    assert prepared.take(template(server="c")) is None
+    none, nothing = pool(make_host(Limits(prestarted_proxies_per_tab=0)))
+    none.prepare(template())
+    assert nothing == [] and none.take(template()) is None
