@@ -7,6 +7,10 @@ first refusal of a burst is worth a record (a flood of 10,000 messages is one ev
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
+
+from . import jsonrpc as rpc
+from .effects import Effect, PostToView, Refused
 
 
 class Admission(StrEnum):
@@ -41,3 +45,22 @@ class MessageRate:
             return Admission.REFUSE
         self.limited = True
         return Admission.REFUSE_FIRST
+
+
+def over_rate(rate: MessageRate, limit: int, raw: Any, now: float) -> list[Effect] | None:
+    """None when ``raw`` is admitted at ``now``; otherwise an error for a request, nothing for the
+    rest, and a `Refused` (one record) for the first refusal of a burst only."""
+    admission = rate.admit(now)
+    if admission == Admission.ADMIT:
+        return None
+    reason = f"more than {limit} messages in one second (max_view_messages_per_second = {limit})"
+    method = raw.get("method") if isinstance(raw, dict) else None
+    effects: list[Effect] = []
+    if admission == Admission.REFUSE_FIRST:
+        effects.append(Refused(method if isinstance(method, str) else None,
+                               reason + "; further messages are refused until a second passes without one over "
+                                        "the limit, and are not recorded"))
+    msg_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(method, str) and rpc.is_id(msg_id):
+        effects.append(PostToView(rpc.error(msg_id, rpc.REFUSED, reason)))
+    return effects

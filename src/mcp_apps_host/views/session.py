@@ -16,29 +16,27 @@ own are the business of `AppToolClient` (`apptools.py`).
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any
 
 from ..errors import InvalidMessage
 from ..settings import Limits
 from ..values import protocol as M
-from ..values.protocol import DISPLAY_MODES, LOG_LEVELS, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from ..values.protocol import LOG_LEVELS, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from ..version import __version__
 from . import jsonrpc as rpc
 from .apptools import AppToolClient
+from .boot import Boot
 from .context import HostEnvironment, ViewSpec, host_capabilities, host_context
+from .display import DisplayControl
 from .effects import (
     AskConsent,
     CancelProxied,
     Decided,
-    DisplayModeChanged,
     Effect,
     Log,
     ModelContextUpdated,
     PostToView,
     Refused,
-    Resize,
-    StartInitTimer,
     StartTeardownTimer,
     StateChanged,
     ViewState,
@@ -46,7 +44,7 @@ from .effects import (
 from .jsonrpc import Notification, Request, RequestId, Response
 from .lifecycle import HostToView
 from .pending import PendingRequests
-from .ratelimit import Admission, MessageRate
+from .ratelimit import MessageRate, over_rate
 from .requests import REQUEST_HANDLERS
 
 # Frames deeper than 256 levels are cut before they are parsed; a depth rule above that would
@@ -54,7 +52,7 @@ from .requests import REQUEST_HANDLERS
 MAX_DEPTH = 200
 
 
-class ViewSession(HostToView):
+class ViewSession(HostToView, DisplayControl, Boot):
     def __init__(self, spec: ViewSpec, env: HostEnvironment, limits: Limits) -> None:
         self.spec = spec
         self.env = env
@@ -62,7 +60,7 @@ class ViewSession(HostToView):
         self.state = ViewState.CREATED
         self.display_mode = "inline"
         # The mode and container dimensions the view was last told of.
-        self._announced: tuple[str, dict[str, Any]] = ("inline", {})
+        self._announced = ("inline", {})
         self._told_cap = False  # the view was told its inline height is capped
         self.app_info: dict[str, Any] = {}
         self.app_capabilities: dict[str, Any] = {}
@@ -124,21 +122,8 @@ class ViewSession(HostToView):
 
     def over_rate(self, raw: Any, now: float) -> list[Effect] | None:
         """None when the view is within max_view_messages_per_second at ``now``; otherwise what the
-        host does instead of handling the message: an error for a request, nothing for the rest,
-        and a `Refused` (one record) for the first refusal of a burst only."""
-        admission = self.rate.admit(now)
-        if admission == Admission.ADMIT:
-            return None
-        limit = self.limits.max_view_messages_per_second
-        reason = f"more than {limit} messages in one second (max_view_messages_per_second = {limit})"
-        effects: list[Effect] = []
-        if admission == Admission.REFUSE_FIRST:
-            effects.append(Refused(_method_of(raw), reason + "; further messages are refused until a second passes "
-                                                             "without one over the limit, and are not recorded"))
-        msg_id = raw.get("id") if isinstance(raw, dict) else None
-        if isinstance(raw, dict) and isinstance(raw.get("method"), str) and rpc.is_id(msg_id):
-            effects.append(PostToView(rpc.error(msg_id, rpc.REFUSED, reason)))
-        return effects
+        host does instead of handling the message (`ratelimit.over_rate`)."""
+        return over_rate(self.rate, self.limits.max_view_messages_per_second, raw, now)
 
     def _answers_app_tool_call(self, raw: Any) -> bool:
         return isinstance(raw, dict) and "method" not in raw and rpc.is_id(raw.get("id")) \
@@ -192,14 +177,6 @@ class ViewSession(HostToView):
             return []
         return self._answer_initialize(req)
 
-    def take(self, spec: ViewSpec) -> list[Effect]:
-        """A call takes this view booted ahead: it becomes that call's view, and a held ui/initialize
-        is answered now (with the call's toolInfo)."""
-        self.spec = spec
-        self.held_back = False
-        req, self._held_init = self._held_init, None
-        return self._answer_initialize(req) if req is not None and self.state == ViewState.RESOURCE_SENT else []
-
     def _answer_initialize(self, req: Request) -> list[Effect]:
         caps = req.params.get("appCapabilities", {})
         info = req.params.get("appInfo", {})
@@ -216,51 +193,6 @@ class ViewSession(HostToView):
 
     def host_context(self) -> dict[str, Any]:
         return host_context(self.spec, self.env, self.limits, self.display_mode)
-
-    def available_modes(self) -> list[str]:
-        """The modes this view may be shown in: inline, and those it declared in
-        appCapabilities.availableDisplayModes that the host supports."""
-        declared = self.app_capabilities.get("availableDisplayModes")
-        declared = declared if isinstance(declared, list) else []
-        return [m for m in DISPLAY_MODES if m == "inline" or m in declared]
-
-    def set_display_mode(self, mode: str) -> list[Effect]:
-        """The person switched the mode (the view's header, Escape, the close control)."""
-        return self.switch_display_mode(mode)
-
-    def switch_display_mode(self, mode: str) -> list[Effect]:
-        """The person's or the inspector's control: any mode the view declared. The page places the view
-        and measures it; `container_measured` then tells the view (`host-context-changed`)."""
-        if mode not in DISPLAY_MODES or self.state != ViewState.READY:
-            return []
-        available = self.available_modes()
-        if mode not in available:
-            declared = [m for m in available if m != "inline"]
-            return [Log("warning", f"display mode {mode!r} not switched: the view did not declare it in "
-                                   f"appCapabilities.availableDisplayModes ({declared or 'none'})")]
-        if mode == self.display_mode:
-            return []
-        self.display_mode = mode
-        return [DisplayModeChanged(mode)]
-
-    def container_measured(self, mode: str, width: int, height: int) -> list[Effect]:
-        """The page placed the view in ``mode`` and measured its container: the view hears the mode with
-        the container's new dimensions in one `host-context-changed`."""
-        if self.state != ViewState.READY or mode != self.display_mode:
-            return []  # a measurement of a mode since left: the next one follows
-        if mode == "inline":
-            dims: dict[str, Any] = {"width": width, "maxHeight": self.limits.inline_max_height}
-        else:
-            dims = {"width": width, "height": height}
-        if (mode, dims) == self._announced:
-            return []
-        first = self._announced[0] != mode
-        self._announced = (mode, dims)
-        params: dict[str, Any] = {"displayMode": mode, "containerDimensions": dims}
-        if first:
-            # The host draws its controls outside the view's frame, so nothing of the view is covered.
-            params["safeAreaInsets"] = {"top": 0, "right": 0, "bottom": 0, "left": 0}
-        return [PostToView(rpc.notification(M.HOST_CONTEXT_CHANGED, params))]
 
     def busy(self) -> bool:
         """Requests of the view's are in flight (or waiting for the person)."""
@@ -283,13 +215,7 @@ class ViewSession(HostToView):
     def _on_notification(self, note: Notification) -> list[Effect]:
         method = note.method
         if method == M.SANDBOX_PROXY_READY:
-            if self._resource_ahead and not self._proxy_seen:
-                # The page held the resource for this proxy and gave it on this very message.
-                self._proxy_seen = True
-                return []
-            if self.state != ViewState.CREATED:
-                return [Refused(method, "the sandbox proxy was ready already")]
-            return self._resource()
+            return self.proxy_ready()
         if method.startswith(M.SANDBOX_PREFIX):
             return [Refused(method, "sandbox messages may only come from the proxy, once")]
         if self.state == ViewState.CREATED:
@@ -306,12 +232,7 @@ class ViewSession(HostToView):
                 return [Refused(method, f"tools list changed while {self.state}")]
             return self.app_tools.list_changed()
         if method == M.SIZE_CHANGED:
-            resize = size_changed(note.params, self.limits)
-            if isinstance(resize, Resize) and (self.env.container_width or self.env.container_height):
-                # A fixed dimension is the host's to set; the view may change only a flexible one.
-                resize = Resize(None if self.env.container_width else resize.width,
-                                None if self.env.container_height else resize.height)
-            return self._capped(resize)
+            return self.resized(note.params)
         if method == M.LOG_MESSAGE:
             return [log_message(note.params)]
         if method == M.CANCELLED:
@@ -322,42 +243,6 @@ class ViewSession(HostToView):
         if method == M.REQUEST_TEARDOWN:
             return self.teardown("the view asked to close")
         return [Refused(method, f"unknown notification {method}")]
-
-    def _capped(self, resize: Effect) -> list[Effect]:
-        """Inline, a view grows with its content up to inline_max_height (its containerDimensions.maxHeight).
-        Content sized with 100vh grows with its frame and asks again, for ever: the cap ends that loop, and
-        the first time the view is told why in its log."""
-        cap = self.limits.inline_max_height
-        if (not isinstance(resize, Resize) or resize.height is None or resize.height <= cap
-                or self.display_mode != "inline"):
-            return [resize]
-        effects: list[Effect] = [Resize(resize.width, cap)]
-        if not self._told_cap:
-            self._told_cap = True
-            effects.append(Log("warning", f"the view asked for {resize.height} px, more than inline_max_height "
-                                          f"({cap} px): shown at {cap} px. Content sized with 100vh grows with its "
-                                          "frame and never settles; size it to its content, or scroll inside."))
-        return effects
-    def send_resource_ahead(self) -> list[Effect]:
-        """The resource now, with the mount, rather than on the proxy's ready: the page holds it until
-        that proxy says it is ready, so the template travels while the proxy loads."""
-        if self.state != ViewState.CREATED:
-            return []
-        self._resource_ahead = True
-        return self._resource()
-
-    def _resource(self) -> list[Effect]:
-        self.state = ViewState.RESOURCE_SENT
-        return [
-            PostToView(rpc.notification(M.SANDBOX_RESOURCE_READY, {
-                "html": self.spec.html,
-                "sandbox": "allow-scripts allow-same-origin allow-forms",
-                "allow": self.spec.allow,
-                "csp": self.spec.csp,
-                "permissions": self.spec.permissions,
-            })),
-            StartInitTimer(self.limits.view_init_timeout),
-        ]
 
     def _on_response(self, resp: Response) -> list[Effect]:
         if self._teardown_id is not None and resp.id == self._teardown_id:
@@ -422,20 +307,6 @@ class ViewSession(HostToView):
     def _drop_pending(self, reason: str) -> list[Effect]:
         self._queue.clear()
         return [*self._pending.drop(), *self.app_tools.close(reason)]
-
-
-def size_changed(params: dict[str, Any], limits: Limits) -> Effect:
-    """`ui/notifications/size-changed`, clamped to the host's limits."""
-    def clamp(value: Any, limit: int) -> int | None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return None
-        return max(0, min(math.ceil(value), limit))
-
-    width = clamp(params.get("width"), limits.max_view_width)
-    height = clamp(params.get("height"), limits.max_view_height)
-    if width is None and height is None:
-        return Refused(M.SIZE_CHANGED, "size-changed without a numeric width or height")
-    return Resize(width, height)
 
 
 def log_message(params: dict[str, Any]) -> Effect:
