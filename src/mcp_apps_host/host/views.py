@@ -14,16 +14,15 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import CallFailed
-from ..policy.csp import allow_attribute, granted_permissions
+from ..policy.csp import allow_attribute
 from ..policy.review import csp_entry_for
 from ..values.templates import Template
 from ..values.tools import ToolEntry
 from ..views import effects as fx
-from ..views.context import HostEnvironment, ViewSpec
+from ..views.context import HostEnvironment
 from ..views.session import ViewSession
 from . import frames as f
 from .audit import Auditor
-from .compat import view_html
 from .consents import Consents
 from .core import Host
 from .lazy import LazyViews
@@ -34,6 +33,7 @@ from .prebooted import PrebootedViews
 from .prepared import PreparedProxies
 from .proxied import Proxied, ViewCallRunner
 from .viewfx import HANDLERS
+from .viewspecs import server_tools, view_spec
 
 __all__ = ["LiveView", "ViewListener", "Views"]
 
@@ -71,7 +71,7 @@ class Views:
                                      tool=entry.name, conversation=conversation, prepared=prepared)
         allow = allow_attribute(template.permissions, host.granted_permissions)
         # Each view has its own copy of the environment: the inspector may change one view's context only.
-        session = ViewSession(self._spec(call_id, entry, template, widget_state), replace(self.env), host.limits)
+        session = ViewSession(view_spec(host, call_id, entry, template, widget_state), replace(self.env), host.limits)
         session.held_back = prebooted
         view = LiveView(mounted, session, call_id, instance, trust=trust, pinned=pinned, conversation=conversation)
         self.live[mounted.handle] = view
@@ -104,29 +104,8 @@ class Views:
         self.lazy.mounted(view)
         self.page.send(f.ViewAdopt(view=view.handle, call_id=call_id, server=entry.server, tool=entry.name,
                                    trust=trust))
-        self.apply(view, view.session.take(self._spec(call_id, entry, template, None)))
+        self.apply(view, view.session.take(view_spec(self.host, call_id, entry, template, None)))
         return view
-
-    def _spec(self, call_id: int | None, entry: ToolEntry, template: Template,
-              widget_state: dict[str, Any] | None) -> ViewSpec:
-        host = self.host
-        return ViewSpec(
-            server=entry.server,
-            tool=entry,
-            html=view_html(template),
-            call_id=call_id,
-            csp=template.csp.to_json(),
-            permissions=granted_permissions(template.permissions, host.granted_permissions),
-            allow=allow_attribute(template.permissions, host.granted_permissions),
-            **self._server_tools(entry.server),
-            decide_tool_call=lambda name: self._decide_tool_call(entry.server, name),
-            max_download_bytes=host.limits.max_download_bytes,
-            max_download_files=host.limits.max_download_files,
-            decide_sampling=lambda: self._decide_sampling(entry.server),
-            sampling_enabled=self._sampling_enabled(entry.server),
-            compat=template.compat,
-            widget_state=widget_state,
-        )
 
     def replay(self, view: LiveView, arguments: dict[str, Any] | None, result: dict[str, Any] | None,
                cancelled: str | None) -> None:
@@ -158,30 +137,6 @@ class Views:
                                    sandbox_origin=self.host.sandbox.origin_for(server), prefers_border=True,
                                    permissions=""))
         self.page.send(f.ViewStateFrame(view=handle, state="error", error=error))
-
-    def _server_tools(self, server: str) -> dict[str, Any]:
-        """What a view of ``server`` may call, as `ViewSpec` fields (read again when the server's tools change)."""
-        conn = self.host.servers.connections.get(server)
-        tools = list(conn.tools.values()) if conn else []
-        return {"app_tools": frozenset(t.name for t in tools if t.app_visible),
-                "all_tools": frozenset(t.name for t in tools),
-                "server_tools": tuple(t.definition for t in tools if t.app_visible)}
-
-    def _decide_tool_call(self, server: str, name: str) -> tuple[str, str, bool]:
-        entry = self.host.servers.tool(server, name)
-        if entry is None:
-            return "deny", f"server {server!r} has no tool {name!r}", False
-        decision, reason = self.host.consent.decide(server, entry, "view")
-        return decision, reason, decision == "ask" and self.host.consent.can_remember(server, name)
-
-    def _sampling_enabled(self, server: str) -> bool:
-        settings = self.host.sampling.settings.get(server)
-        return self.host.agent is not None and settings is not None and settings.enabled
-
-    def _decide_sampling(self, server: str) -> tuple[str, str]:
-        if self.host.agent is None:
-            return "deny", "no model is configured (--model)"
-        return self.host.sampling.check(server)
 
     # ---- from the page and the servers -----------------------------------------------------------
 
@@ -261,7 +216,7 @@ class Views:
         """A server may have changed its tools: its views may call what it offers now, and are told."""
         for view in list(self.live.values()):
             spec = view.session.spec
-            tools = self._server_tools(view.server)
+            tools = server_tools(self.host, view.server)
             if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools:
                 self.apply(view, view.session.server_tools_changed(replace(spec, **tools)))
         self.prepared.refresh()

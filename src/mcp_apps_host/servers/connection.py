@@ -33,6 +33,7 @@ from ..values.templates import Template
 from ..values.tools import ToolEntry
 from ..version import __version__
 from .catalog import dump, list_tools, read_templates
+from .changes import Changes, change_of
 from .clientside import ServerAsks, client_callbacks
 from .health import health_check, is_modern, set_log_level
 from .listen import ChangeFeed
@@ -80,9 +81,7 @@ class ServerConnection:
         self.templates: dict[str, Template | TemplateError] = {}
         self._client: Client | None = None
         self._advertised_roots = False
-        self._wake = asyncio.Event()
-        self._refresh_tools = False
-        self._refresh_templates: set[str] | None = None  # None: nothing; empty: all
+        self._changes = Changes()
         self._failure: str | None = None
         self._stderr = StderrCapture()
         self._feed = ChangeFeed(spec.name, limits, self._changed)
@@ -202,14 +201,14 @@ class ServerConnection:
         missed = 0
         interval = self.limits.server_health_interval
         while self._failure is None:
-            self._wake.clear()
+            self._changes.wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), interval)
+                await asyncio.wait_for(self._changes.wake.wait(), interval)
             if self._failure is not None:
                 return
-            if self._refresh_tools or self._refresh_templates is not None:
+            if self._changes.pending():
                 await self._refresh(client)
-            if not self._wake.is_set():
+            if not self._changes.wake.is_set():
                 try:
                     await health_check(client, interval)
                     missed = 0
@@ -224,11 +223,10 @@ class ServerConnection:
 
     async def _refresh(self, client: Client) -> None:
         before = set(self._template_uris())
-        if self._refresh_tools:
-            self._refresh_tools = False
+        tools, uris = self._changes.take()
+        if tools:
             await self._load_catalog(client)
-        if self._refresh_templates is not None:
-            uris, self._refresh_templates = self._refresh_templates, None
+        if uris is not None:
             await self._load_templates(client, uris or None)
             self.generation += 1
         if before != set(self._template_uris()) and self._feed.scope is not None:
@@ -310,7 +308,7 @@ class ServerConnection:
 
     def _fail(self, reason: str) -> None:
         self._failure = reason
-        self._wake.set()
+        self._changes.wake.set()
 
     async def set_roots(self, roots: tuple[str, ...]) -> None:
         """New roots. A server before 2026-07-28 that was told of roots hears that they changed; one that
@@ -332,29 +330,13 @@ class ServerConnection:
     # ---- changes the server reports ---------------------------------------------------
 
     def _changed(self, kind: str, uri: str | None) -> None:
-        if kind in ("tools", "all"):
-            self._refresh_tools = True
-            self._refresh_templates = set()
-        elif kind == "resources":
-            self._refresh_templates = set()
-        elif kind == "resource" and uri is not None:
-            if self._refresh_templates is None:
-                self._refresh_templates = {uri}
-            elif self._refresh_templates:
-                self._refresh_templates.add(uri)
-        self._wake.set()
+        self._changes.note(kind, uri)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             self._fail(f"transport error: {self._describe_failure(message)}")
-            return
-        root = getattr(message, "root", message)
-        if isinstance(root, types.ToolListChangedNotification):
-            self._changed("tools", None)
-        elif isinstance(root, types.ResourceListChangedNotification):
-            self._changed("resources", None)
-        elif isinstance(root, types.ResourceUpdatedNotification):
-            self._changed("resource", str(root.params.uri))
+        elif (change := change_of(message)) is not None:
+            self._changed(*change)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         allowed, dropped = self._log_budget.take()
