@@ -102,6 +102,9 @@ class Host:
     signer: HandleSigner = field(default_factory=lambda: HandleSigner(None, 24 * 3600))
     bus: Bus = field(default_factory=LocalBus)
     views: dict[str, MountedView] = field(default_factory=dict)
+    # Called with an origin whose renderer may hang (a view there did not answer its teardown): every
+    # tab's frames of one origin share a renderer, so each tab lets go of what it holds there.
+    origin_hung: set[Callable[[str], None]] = field(default_factory=set)
     # `serve --watch`: the watched paths of each server; their views re-render when the server restarts.
     watch: dict[str, tuple[str, ...]] = field(default_factory=dict)
     watch_debounce_ms: int = 300

@@ -89,6 +89,15 @@ class PrebootedViews:
         self.held.clear()
         self._after.clear()
 
+    def drop_origin(self, origin: str) -> None:
+        """End the views booted ahead on ``origin`` (its renderer may hang)."""
+        for key, (view, timer) in list(self.held.items()):
+            if view.mounted.origin == origin:
+                timer.cancel()
+                del self.held[key]
+                if view.handle in self.views.live:
+                    self.views.discard(view, "its origin's renderer did not answer a teardown")
+
     def _key(self, template: Template) -> str:
         """One per template as its server serves it: the same HTML from another server, or with another
         policy, runs on another origin or under another CSP, so it is another view."""

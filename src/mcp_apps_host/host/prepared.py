@@ -47,6 +47,16 @@ class PreparedProxies:
         view's mount: a `view-prestart` lists every proxy the page should keep, and this one is gone."""
         return self.ready.pop(self.need(template), None)
 
+    def drop_origin(self, origin: str) -> None:
+        """Forget the proxies prepared on ``origin`` (its renderer may hang); the page lets them go."""
+        dropped = [need for need, p in self.ready.items() if p.origin == origin]
+        for need in dropped:
+            del self.ready[need]
+        if dropped:
+            # A `view-prestart` with no key only says which proxies the page should keep.
+            self.page.send(f.ViewPrestart(key="", proxy_url="", sandbox_origin="", permissions="",
+                                          keep=[p.handle for p in self.ready.values()]))
+
     def _allow(self, template: Template) -> str:
         return allow_attribute(template.permissions, self.host.granted_permissions)
 

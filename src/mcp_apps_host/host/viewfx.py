@@ -21,6 +21,7 @@ from .live import LiveView, ViewListener
 from .page import Page
 from .pagetemplates import PageTemplates
 from .prebooted import PrebootedViews
+from .prepared import PreparedProxies
 from .proxied import Proxied
 
 log = logging.getLogger("mcp_apps_host.views")
@@ -38,6 +39,7 @@ class _Views(Protocol):
     lazy: LazyViews
     page_templates: PageTemplates
     prebooted: PrebootedViews
+    prepared: PreparedProxies
 
     def apply(self, view: LiveView, effects: list[fx.Effect]) -> None: ...
 
@@ -125,6 +127,16 @@ def _start(view: LiveView, request_id: Any, work: Any) -> None:
     view.tasks[request_id] = asyncio.create_task(work)
 
 
+def _teardown_unanswered(vs: _Views, view: LiveView) -> list[fx.Effect]:
+    """A view that does not answer its teardown may have hung its renderer, which every frame of its
+    origin shares: nothing prepared ahead there (proxy, booted view) is handed to a later view, in any tab."""
+    effects = view.session.teardown_timed_out()
+    if effects:
+        for hung in list(vs.host.origin_hung):
+            hung(view.mounted.origin)
+    return effects
+
+
 def _cancel(view: LiveView, request_id: Any) -> None:
     task = view.tasks.pop(request_id, None)
     if task is not None:
@@ -151,7 +163,7 @@ HANDLERS: dict[type, _Handler] = {
     fx.Log: lambda vs, v, e: vs.page.send(f.ViewLog(view=v.handle, level=e.level, text=e.text)),
     fx.OpenLink: lambda vs, v, e: vs.page.send(f.OpenLink(url=e.url)),
     fx.StartInitTimer: lambda vs, v, e: vs.timer(v, e.seconds, v.session.init_timed_out),
-    fx.StartTeardownTimer: lambda vs, v, e: vs.timer(v, e.seconds, v.session.teardown_timed_out),
+    fx.StartTeardownTimer: lambda vs, v, e: vs.timer(v, e.seconds, lambda: _teardown_unanswered(vs, v)),
     fx.StartRequestTimer: lambda vs, v, e: vs.timer(v, e.seconds, lambda: v.session.request_timed_out(e.request_id)),
     fx.AppToolsChanged: lambda vs, v, e: vs.listener.app_tools_changed(v, e.tools),
     fx.AppToolResult: _app_tool_result,

@@ -54,6 +54,7 @@ class Views:
         self.prepared = PreparedProxies(host, page)
         self.prebooted = PrebootedViews(self)
         self.closed = False
+        host.origin_hung.add(self.origin_hung)
         self.audited: object = None  # the decision already written with its message
 
     # ---- mounting ------------------------------------------------------------------------------
@@ -229,7 +230,13 @@ class Views:
     def close_all(self, reason: str) -> None:
         """The tab is gone: drop every view, and boot none ahead any more."""
         self.closed = True
+        self.host.origin_hung.discard(self.origin_hung)
         self.drop_all(reason)
+
+    def origin_hung(self, origin: str) -> None:
+        """Nothing prepared ahead on ``origin`` (proxy, booted view) is kept: its renderer may hang."""
+        self.prebooted.drop_origin(origin)
+        self.prepared.drop_origin(origin)
 
     def pinned_instances(self) -> set[str]:
         return {v.instance for v in self.live.values() if v.pinned and v.instance}
