@@ -213,6 +213,10 @@ function prebootHolder() {
     holder.style.cssText = "position:fixed;left:-10000px;top:0;width:720px;overflow:hidden;pointer-events:none";
     document.body.append(holder);
   }
+  // As wide as the conversation's views: the view's first size must fit where a call will show it
+  // (its frame is in another process, so a width change after the move reaches it late).
+  const shown = [...document.querySelectorAll("[data-testid=conversation] [data-testid=view]")].pop();
+  if (shown && shown.offsetWidth) holder.style.width = `${shown.offsetWidth}px`;
   return holder;
 }
 
