@@ -6,6 +6,8 @@ Part of `ViewSession`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..settings import Limits
 from ..values import protocol as M
 from . import jsonrpc as rpc
@@ -22,9 +24,7 @@ class Boot:
     _held_init: Request | None
     _resource_ahead: bool  # sent with the mount (`send_resource_ahead`)
     _proxy_seen: bool
-
-    def _answer_initialize(self, req: Request) -> list[Effect]:
-        raise NotImplementedError
+    _answer_initialize: Callable[[Request], list[Effect]]  # the session's own answer
 
     def take(self, spec: ViewSpec) -> list[Effect]:
         """A call takes this view booted ahead: it becomes that call's view, and a held ui/initialize
