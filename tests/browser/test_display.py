@@ -69,6 +69,8 @@ def test_declared_modes_switch_without_reloading_the_view(
     # The close control is the page's, drawn above the view's frame, and the frame cannot reach it.
     close = view.locator("[data-testid=fullscreen-close]")
     expect(close).to_be_visible()
+    # The header's way back to inline is there too, in fullscreen as in pip (and not when inline).
+    expect(view.locator("[data-testid=view-exit-mode]")).to_be_visible()
     assert box(close)["y"] + box(close)["height"] <= frame_box["y"]
 
     # A theme toggle reaches the fullscreen view as a context change, not a reload.
@@ -85,6 +87,7 @@ def test_declared_modes_switch_without_reloading_the_view(
     expect(app.locator("#mode")).to_have_text("inline")
     expect(slot).to_have_count(0)
     expect(app.locator("#dims")).to_contain_text("maxHeight")
+    expect(view.locator("[data-testid=view-exit-mode]")).to_be_hidden()
     assert box(view)["width"] == pytest.approx(inline_box["width"], abs=1)
 
     # The view asks for fullscreen itself; the page's close control takes it back.

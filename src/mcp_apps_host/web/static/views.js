@@ -417,13 +417,13 @@ export function viewDisplayMode(msg) {
   const v = views.get(msg.view);
   if (!v || !MODES.has(msg.mode)) return;
   showModes(v, msg.mode, msg.available);
-  v.modeButton.hidden = v.mode !== "pip";
+  v.modeButton.hidden = v.mode === "inline";
   fullscreenClass();
 }
 
 function setMode(v, mode) {
   if (v.mode !== mode) placeView(v, mode);
-  v.modeButton.hidden = mode !== "pip";
+  v.modeButton.hidden = mode === "inline";
   fullscreenClass();
 }
 
