@@ -26,8 +26,26 @@ export function pinControl(handle) {
     type: "button", class: "icon-btn icon-btn-small view-pin", "data-testid": "view-pin", "aria-pressed": "false",
     "aria-label": "Pin to the side panel", title: "Pin to the side panel (stays live across turns and conversations)",
     onclick: () => send({ type: "view-pin", view: handle, pinned: button.getAttribute("aria-pressed") !== "true" }),
-  }, "📌");
+  }, pinGlyph());
   return button;
+}
+
+/** A pushpin drawn with SVG: an emoji needs a font the machine may not have. */
+function pinGlyph() {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 16 16");
+  svg.setAttribute("width", "14");
+  svg.setAttribute("height", "14");
+  svg.setAttribute("aria-hidden", "true");
+  const path = document.createElementNS(ns, "path");
+  path.setAttribute("d", "M5 1.5h6l-1 4 2.5 3h-9L6 5.5zM8 8.5V15");
+  path.setAttribute("fill", "none");
+  path.setAttribute("stroke", "currentColor");
+  path.setAttribute("stroke-width", "1.4");
+  path.setAttribute("stroke-linejoin", "round");
+  svg.append(path);
+  return svg;
 }
 
 /** Where a pinned view brought back after a reload goes: a slot of its own in the panel. */
