@@ -15,3 +15,9 @@ def postgres() -> Iterator[Postgres]:
     server = Postgres()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The `anyio` tests run on asyncio, the loop the host runs on."""
+    return "asyncio"

@@ -46,10 +46,6 @@ STANDARD_VARIABLES = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def params(name: str) -> StdioServerParameters:
     command, *args = DEMO_SERVERS[name]

@@ -27,10 +27,6 @@ from mcp_apps_host.values.elicitation import content_problem, schema_problem
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 SCHEMA = {"type": "object", "required": ["name"], "properties": {
     "name": {"type": "string", "minLength": 2},

@@ -17,10 +17,6 @@ from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to, view_hands
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "servers.py"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def alive(kind: type) -> int:
     gc.collect()
