@@ -5,7 +5,6 @@ and the other server (`fine`) and its views keep working."""
 from __future__ import annotations
 
 import logging
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 
 from mcp_apps_host.settings import Limits
 from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to, servers_ready, view_handshake
-from tests.unit.test_server_eras import ENV, free_port, wait_port
+from tests.unit.test_server_eras import serving_over_http
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAST = Limits(server_health_interval=0.5, reconnect_initial_delay=0.2, reconnect_max_delay=1.0)
@@ -175,20 +174,7 @@ async def test_a_bad_template_is_refused_in_its_view(tmp_path: Path, kind: str, 
 @pytest.fixture
 def http_failing():
     """`failing.py KIND --http PORT`, stopped after the test; returns its MCP URL and process."""
-    procs: list[subprocess.Popen[bytes]] = []
-
-    def start(kind: str, port: int | None = None, **env: str) -> tuple[str, subprocess.Popen[bytes]]:
-        port = port or free_port()
-        proc = subprocess.Popen([sys.executable, str(FIXTURES / "failing.py"), kind, "--http", str(port)],
-                                env={**ENV, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(proc)
-        wait_port(port, proc)
-        return f"http://127.0.0.1:{port}/mcp", proc
-
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait(timeout=10)
+    yield from serving_over_http(FIXTURES / "failing.py")
 
 
 @pytest.mark.anyio

@@ -71,13 +71,17 @@ def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) -> 
     raise AssertionError(f"nothing listens on {port}")
 
 
-@pytest.fixture
-def http_server() -> Iterator[Callable[[str, int | None], tuple[str, subprocess.Popen[bytes]]]]:
+HttpStart = Callable[..., tuple[str, subprocess.Popen[bytes]]]
+
+
+def serving_over_http(script: Path) -> Iterator[HttpStart]:
+    """`script KIND --http PORT` started on demand (``start(kind, port=None, **env)`` gives its MCP URL
+    and process), each stopped when the test ends."""
     procs: list[subprocess.Popen[bytes]] = []
 
-    def start(kind: str, port: int | None = None) -> tuple[str, subprocess.Popen[bytes]]:
+    def start(kind: str, port: int | None = None, **env: str) -> tuple[str, subprocess.Popen[bytes]]:
         port = port or free_port()
-        proc = subprocess.Popen([sys.executable, str(FIXTURES), kind, "--http", str(port)], env=ENV,
+        proc = subprocess.Popen([sys.executable, str(script), kind, "--http", str(port)], env={**ENV, **env},
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(proc)
         wait_port(port, proc)
@@ -87,6 +91,11 @@ def http_server() -> Iterator[Callable[[str, int | None], tuple[str, subprocess.
     for proc in procs:
         proc.kill()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def http_server() -> Iterator[HttpStart]:
+    yield from serving_over_http(FIXTURES)
 
 
 def spec(kind: str, transport: str, url: str | None, roots: tuple[str, ...]) -> ServerSpec:
