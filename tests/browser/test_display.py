@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from harness import REPO, HostLauncher, call_tool, start_new_conversation, view_frame, wait_view
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import FrameLocator, Locator, Page, expect
 
 pytestmark = pytest.mark.browser
 
@@ -34,14 +34,18 @@ def leave_view_focus(page: Page) -> None:
     page.evaluate("() => { if (document.activeElement instanceof HTMLElement) document.activeElement.blur(); }")
 
 
-def test_declared_modes_switch_without_reloading_the_view(
-        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
-    host = start_host({"display": DISPLAY})
-    page = page_for(host)
+def modes_view(start_host: HostLauncher, page_for: Callable[..., Page]) -> tuple[Page, Locator, FrameLocator]:
+    """A 1200 by 800 page with the view that declares every mode, called once: the page, the view, its app."""
+    page = page_for(start_host({"display": DISPLAY}))
     page.set_viewport_size({"width": 1200, "height": 800})
     call_tool(page, "display", "modes-view", {"n": 1})
     view = wait_view(page, "display", "modes-view")
-    app = view_frame(view)
+    return page, view, view_frame(view)
+
+
+def test_declared_modes_switch_without_reloading_the_view(
+        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    page, view, app = modes_view(start_host, page_for)
     expect(app.locator("#result")).to_contain_text('"n":1')
     app.locator("#typed").fill("typed before any switch")
 
@@ -109,12 +113,7 @@ def test_declared_modes_switch_without_reloading_the_view(
 
 def test_pip_stays_in_sight_while_the_conversation_scrolls_and_can_be_moved_and_resized(
         start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
-    host = start_host({"display": DISPLAY})
-    page = page_for(host)
-    page.set_viewport_size({"width": 1200, "height": 800})
-    call_tool(page, "display", "modes-view", {"n": 1})
-    view = wait_view(page, "display", "modes-view")
-    app = view_frame(view)
+    page, view, app = modes_view(start_host, page_for)
     app.locator("#typed").fill("kept in pip")
     # The view asks for pip itself.
     app.locator("#pip").click()
