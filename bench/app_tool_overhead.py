@@ -4,6 +4,8 @@ MCP client calling the same tool of the same server directly, both over stdio.
 The view's calls are timed inside the view (performance.now around a `tools/call` posted to its
 parent and its answer); the direct calls in Python (perf_counter around `call_tool`). Blocks of
 calls alternate between the two; medians and p99 over all calls, and the milliseconds the host adds.
+A third path, a `ping` from the same view, is the bridge alone: view → sandbox proxy → page →
+WebSocket → host and back, with no server and no tool call behind it.
 
 Run: PYTHONPATH=src .venv/bin/python bench/app_tool_overhead.py [--calls 1000] [--block 50]
 """
@@ -32,8 +34,8 @@ from peerdata import stdio_params  # noqa: E402
 
 SERVER, BIN, TOOL = "vanilla", "mcp-server-basic-vanillajs", "get-time"
 
-# In the view: `count` calls one after the other, each timed from post to answer.
-VIEW_CALLS = """async (_body, [tool, count, start]) => {
+# In the view: `count` requests one after the other, each timed from post to answer.
+VIEW_CALLS = """async (_body, [method, params, count, start]) => {
   const times = [];
   for (let i = 0; i < count; i++) {
     const id = "bench-" + (start + i);
@@ -46,7 +48,7 @@ VIEW_CALLS = """async (_body, [tool, count, start]) => {
         else resolve(e.data.result);
       };
       window.addEventListener("message", on);
-      const call = { jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: {} } };
+      const call = { jsonrpc: "2.0", id, method, params };
       window.parent.postMessage(call, "*");
     });
     times.push(performance.now() - t0);
@@ -106,6 +108,7 @@ def main() -> None:
     command = peer_stdio_command(BIN)
     via_host: list[float] = []
     direct: list[float] = []
+    bridge: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         # The view's calls are allowed by a rule, so no consent question stands between them.
         config = Path(tmp) / "host.json"
@@ -125,13 +128,17 @@ def main() -> None:
                 view = wait_view(page, SERVER, TOOL, "ready", timeout=60_000)
                 app = view_frame(view).locator("body")
                 # Warm both paths up before timing.
-                app.evaluate(VIEW_CALLS, [TOOL, 20, -20])
+                call = ["tools/call", {"name": TOOL, "arguments": {}}]
+                ping = ["ping", {}]
+                app.evaluate(VIEW_CALLS, [*call, 20, -40])
+                app.evaluate(VIEW_CALLS, [*ping, 20, -20])
                 client.calls(20)
                 done = 0
                 while done < opts.calls:
                     n = min(opts.block, opts.calls - done)
-                    via_host += app.evaluate(VIEW_CALLS, [TOOL, n, done])
+                    via_host += app.evaluate(VIEW_CALLS, [*call, n, done])
                     direct += client.calls(n)
+                    bridge += app.evaluate(VIEW_CALLS, [*ping, n, opts.calls + done])
                     done += n
                 browser.close()
         finally:
@@ -146,6 +153,7 @@ def main() -> None:
     print(f"{'view → host → server':<40} {host_p50:8.2f} {host_p99:8.2f}")
     print(f"{'Python MCP client → server (direct)':<40} {direct_p50:8.2f} {direct_p99:8.2f}")
     print(f"{'added by the host':<40} {host_p50 - direct_p50:8.2f} {host_p99 - direct_p99:8.2f}")
+    print(f"{'the bridge alone: view ping → host':<40} {statistics.median(bridge):8.2f} {p99(bridge):8.2f}")
     print("\ntarget: ≤ 1 ms added at p50 on loopback")
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 from harness import REPO, HostLauncher, call_tool, view_frame
 from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +31,25 @@ def running(page: Page) -> int:
 
 def scroll_to(page: Page, view: Locator) -> None:
     view.evaluate("el => el.scrollIntoView({block: 'center'})")
+
+
+# Each view in the conversation: state, whether its frame runs, and where it is in the scrolled column.
+VIEWS_NOW = """() => {
+  const top = document.querySelector('[data-testid=conversation]').getBoundingClientRect().top;
+  return [...document.querySelectorAll('[data-testid=view]')].map((v, i) => {
+    const box = v.getBoundingClientRect();
+    return `${i + 1}:${v.dataset.state}${v.querySelector('iframe.proxy') ? '+frame' : ''}@${Math.round(box.top - top)}`;
+  }).join(' ');
+}"""
+
+
+def wait_running_at_most(page: Page, most: int, timeout: float = 30_000) -> None:
+    try:
+        page.wait_for_function("max => document.querySelectorAll('[data-testid=view] iframe.proxy').length <= max",
+                               arg=most, timeout=timeout)
+    except PlaywrightTimeoutError:
+        raise AssertionError(f"more than {most} views still run after {timeout / 1000:g} s: "
+                             f"{page.evaluate(VIEWS_NOW)}") from None
 
 
 def expect_replayed(view: Locator, n: int) -> None:
@@ -68,17 +88,21 @@ def test_views_out_of_sight_are_torn_down_and_mounted_again_with_their_input_and
     assert asked and all("out of sight" in str(e["payload"]) for e in asked), asked
 
     # The placeholder keeps the view's size (every view here draws the same), so nothing below moves.
-    placeholder = first.locator("[data-testid=view-placeholder]").bounding_box()
-    frame = nth_view(page, VIEWS).locator("iframe.proxy").bounding_box()
-    assert placeholder is not None and frame is not None
-    assert placeholder["height"] == pytest.approx(frame["height"], abs=1), (placeholder, frame)
+    # The last view reports its size after drawing its result: wait for that size to reach its frame.
+    placeholder = first.locator("[data-testid=view-placeholder]").element_handle()
+    frame = nth_view(page, VIEWS).locator("iframe.proxy").element_handle()
+    same = "([a, b]) => Math.abs(a.getBoundingClientRect().height - b.getBoundingClientRect().height) <= 1"
+    try:
+        page.wait_for_function(same, arg=[placeholder, frame], timeout=10_000)
+    except PlaywrightTimeoutError:
+        raise AssertionError(f"the placeholder is not the view's size: {placeholder.bounding_box()} "
+                             f"against the frame of a view like it, {frame.bounding_box()}") from None
 
     # Scrolled back to, it runs again, given the same input and result.
     scroll_to(page, first)
     expect_replayed(first, 1)
     # ... and views now far below make room for it: no more than max_live_views run.
-    page.wait_for_function("max => document.querySelectorAll('[data-testid=view] iframe.proxy').length <= max",
-                           arg=MAX_LIVE)
+    wait_running_at_most(page, MAX_LIVE)
     expect(nth_view(page, VIEWS - 1)).to_have_attribute("data-state", "parked")
 
 
@@ -106,7 +130,6 @@ def test_reload_and_restart_mount_only_the_views_near_the_end(
         first = nth_view(page, 1)
         expect(first).to_have_attribute("data-state", "parked")
         # (a placeholder seen for an instant while the page scrolls to the end may start, and go again)
-        page.wait_for_function("max => document.querySelectorAll('[data-testid=view] iframe.proxy').length <= max",
-                               arg=MAX_LIVE, timeout=30_000)
+        wait_running_at_most(page, MAX_LIVE)
         scroll_to(page, first)
         expect_replayed(first, 1)

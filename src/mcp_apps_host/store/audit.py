@@ -21,6 +21,7 @@ where engines are opened (`store/db.py`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import queue
@@ -71,6 +72,18 @@ _Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None
 
 _STOP: Final = object()
 _FLUSH: Final = object()
+
+
+class _LoopFlag:
+    """A flush marker set from the writer thread, awaited on the event loop that queued it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.future: asyncio.Future[None] = self.loop.create_future()
+
+    def set(self) -> None:
+        with contextlib.suppress(RuntimeError):  # that loop is closed; nobody is waiting any more
+            self.loop.call_soon_threadsafe(_settle, [self.future], None)
 
 
 def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
@@ -192,8 +205,10 @@ class AuditLog:
             raise TimeoutError("the audit log did not drain in time")
 
     async def drain(self) -> None:
-        """:meth:`flush` for event-loop code, without blocking the loop."""
-        await asyncio.to_thread(self.flush)
+        """:meth:`flush` for event-loop code: the writer wakes the loop itself (no thread waits for it)."""
+        flag = _LoopFlag()
+        self._enqueue((_FLUSH, flag))
+        await flag.future
 
     def close(self, timeout: float | None = 30.0) -> None:
         """Write everything queued, then stop the writer. Safe to call twice."""
@@ -231,7 +246,7 @@ class AuditLog:
         try:
             while not stopping:
                 batch: list[tuple[Row, _Waiter]] = []
-                flushes: list[threading.Event] = []
+                flushes: list[threading.Event | _LoopFlag] = []
                 item = self._queue.get()
                 while True:
                     if item is _STOP:

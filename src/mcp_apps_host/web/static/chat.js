@@ -27,17 +27,43 @@ export function initChat(sendFn) {
     lastTop = top;
   }, { passive: true });
   // Views resize after they load; stay at the bottom if the person was there.
-  new ResizeObserver(() => { if (pinned) scroller.scrollTop = scroller.scrollHeight; }).observe(inner);
+  new ResizeObserver(follow).observe(inner);
 }
 
 function add(node) {
+  drawSoon.flush();
+  put(node);
+  follow();
+  return node;
+}
+
+function put(node) {
   inner.querySelector(".empty-state")?.remove();
   // New items go above the trailer, which stays last.
   if (trailer && trailer.parentNode === inner) inner.insertBefore(node, trailer);
   else inner.append(node);
-  if (pinned) scroller.scrollTop = scroller.scrollHeight;
-  return node;
 }
+
+function follow() {
+  if (pinned) scroller.scrollTop = scroller.scrollHeight;
+}
+
+// Cards of a view's own calls can come by the hundred a second (a view polling its server): they are
+// put in the page together, at most every DRAW_SOON_MS, so that laying the conversation out again does
+// not hold up the answers the view waits for. Anything else added first puts them in, to keep the order.
+const DRAW_SOON_MS = 100;
+const drawSoon = {
+  nodes: [],
+  add(node) {
+    if (!this.nodes.length) setTimeout(() => this.flush(), DRAW_SOON_MS);
+    this.nodes.push(node);
+  },
+  flush() {
+    if (!this.nodes.length) return;
+    this.nodes.splice(0).forEach(put);
+    follow();
+  },
+};
 
 /** Append a node to the conversation (following it if the person is at the bottom). */
 export const appendToConversation = add;
@@ -131,7 +157,8 @@ export function callStarted(msg) {
   views,
   );
   cards.set(msg.callId, { card, status, duration, cancel, progress, fill, progressText, result, views, args, started: performance.now() });
-  add(card);
+  if (source === "view") drawSoon.add(card);
+  else add(card);
   startTicker();
 }
 
@@ -188,6 +215,7 @@ export function callFailed(msg) {
 /** Host → page `conversation-reset`: start an empty column; the host replays what follows. */
 export function resetConversation() {
   cards.clear();
+  drawSoon.nodes.length = 0;
   trailer = null;
   // A card holding a view pinned to the side panel stays, collapsed: removing it would end the view.
   for (const node of [...inner.children]) {
