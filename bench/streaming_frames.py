@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from view_latency import start_host  # noqa: E402
+from view_latency import open_console, start_host  # noqa: E402
 
 from tests.modelfakes import openai_fake, streamed_call, text  # noqa: E402
 
@@ -90,14 +90,7 @@ def main() -> None:
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                page.goto(url)
-                page.locator("[data-testid=chat-input]").wait_for()
-                api = url.split("/?")[0] + "/api/servers"
-                deadline = time.monotonic() + 60
-                while any(s["status"] != "ready" for s in page.request.get(api).json()["servers"]):
-                    assert time.monotonic() < deadline, "the fixture server did not connect"
-                    time.sleep(0.1)
+                page = open_console(browser, url)
                 for n in range(rounds):
                     frames, seconds = streamed_round(page, n)
                     quiet = idle_round(page, seconds)

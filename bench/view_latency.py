@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -62,6 +62,19 @@ def start_host(base_url: str, workdir: Path) -> tuple[subprocess.Popen[bytes], s
     raise SystemExit("the host did not start:\n" + (workdir / "host.log").read_text())
 
 
+def open_console(browser: Browser, url: str) -> Page:
+    """The console in a new page, once its fixture servers are connected."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(url)
+    page.locator("[data-testid=chat-input]").wait_for()
+    deadline = time.monotonic() + 60
+    api = url.split("/?")[0] + "/api/servers"
+    while any(s["status"] != "ready" for s in page.request.get(api).json()["servers"]):
+        assert time.monotonic() < deadline, "the fixture server did not connect"
+        time.sleep(0.1)
+    return page
+
+
 def median_ms(values: list[float]) -> str:
     ms = [v * 1000 for v in values]
     return f"median {statistics.median(ms):7.1f} ms  (min {min(ms):6.1f}, max {max(ms):6.1f})"
@@ -80,15 +93,8 @@ def main() -> None:
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                page.goto(url)
+                page = open_console(browser, url)
                 box = page.locator("[data-testid=chat-input]")
-                box.wait_for()
-                deadline = time.monotonic() + 60
-                api = url.split("/?")[0] + "/api/servers"
-                while any(s["status"] != "ready" for s in page.request.get(api).json()["servers"]):
-                    assert time.monotonic() < deadline, "the fixture server did not connect"
-                    time.sleep(0.1)
 
                 def timed_call(server: str, tool: str, done_selector) -> float:
                     box.fill(f"/call {server} {tool} {{}}")
