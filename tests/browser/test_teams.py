@@ -233,6 +233,9 @@ def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host
     tab_a.locator("[data-testid=banner]").wait_for(state="visible", timeout=30_000)
     tab_a.locator("[data-testid=banner]").wait_for(state="hidden", timeout=60_000)
     assert tab_a.locator("[data-testid=conversation-item].current").get_attribute("data-id") == conversation
+    # The views closed with the lost connection go when the conversation comes back (the socket may
+    # open, and the banner go, a moment before it does).
+    tab_a.locator("[data-testid=view][data-state=closed]").first.wait_for(state="detached", timeout=60_000)
     wait_view(tab_a, "rec", "record", timeout=60_000)
     assert tab_a.locator("[data-testid=view]").count() >= 2
     # Every ping the view saw answered is on record: replies leave only after the commit.
