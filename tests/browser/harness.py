@@ -477,3 +477,10 @@ def write_form_pdf(path: Path) -> Path:
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref_at)
     path.write_bytes(bytes(out))
     return path
+
+
+def burst_answered(page: Page, least: int = 0) -> int:
+    """The most pings a burst view of the recorder counts as answered (its title), or ``least``: each
+    frame's title read once, as it may change between two reads."""
+    titles = [frame.title() for frame in page.frames]
+    return max([int(t) for t in titles if t.isdigit()] or [least])

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import call_tool, view_frame, wait_view
+from harness import burst_answered, call_tool, view_frame, wait_view
 
 pytestmark = pytest.mark.browser
 
@@ -209,19 +209,17 @@ def test_audit_survives_kill_9_during_a_burst(start_host, page_for, tmp_path, mo
     call_tool(page, "rec", "record", {"action": "burst", "n": 3000})
     frame_page = page.locator("[data-testid=view] iframe.proxy")
     frame_page.wait_for(timeout=20_000)
-    inner = page.frames
     # Wait until the view has had a good part of its pings answered, then kill the host outright.
     deadline = time.monotonic() + 30
     acked = 0
     while time.monotonic() < deadline:
-        titles = [int(f.title()) for f in page.frames if f.title().isdigit()]
-        acked = max(titles, default=0)
+        acked = burst_answered(page)
         if acked >= 300:
             break
         time.sleep(0.02)
     assert acked >= 300, f"only {acked} pings were answered"
     os.killpg(host.proc.pid, signal.SIGKILL)
-    acked_at_kill = max([int(f.title()) for f in inner if f.title().isdigit()] or [acked])
+    acked_at_kill = burst_answered(page, acked)
     host.proc.wait(10)
     with sqlite3.connect(db_path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -20,6 +20,7 @@ import psycopg
 import pytest
 from harness import (
     attach_console,
+    burst_answered,
     call_tool,
     free_port,
     kill_group,
@@ -182,13 +183,6 @@ def worker_of(page: Page) -> int:
     return int(page.evaluate("document.documentElement.dataset.worker"))
 
 
-def answered(page, least: int) -> int:
-    """The most pings the burst view counts as answered (its title), read once per frame: a title may
-    change between two reads."""
-    titles = [frame.title() for frame in page.frames]
-    return max([int(t) for t in titles if t.isdigit()] or [least])
-
-
 def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host, chromium: Browser, postgres,
                                                                     monkeypatch):
     # Its burst answers ping after ping faster than max_view_messages_per_second, which it is not about.
@@ -222,11 +216,11 @@ def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host
     call_tool(tab_a, "rec", "record", {"action": "burst", "n": 3000})
     deadline, acked = time.monotonic() + 60, 0
     while time.monotonic() < deadline and acked < 300:
-        acked = answered(tab_a, 0)
+        acked = burst_answered(tab_a, 0)
         time.sleep(0.02)
     assert acked >= 300, f"only {acked} pings were answered"
     os.kill(worker_a, signal.SIGKILL)
-    acked_at_kill = answered(tab_a, acked)
+    acked_at_kill = burst_answered(tab_a, acked)
 
     # The tab reconnects (to the other worker or the one the supervisor starts again) and gets its
     # conversation back, views included, rendered from the stored templates.
