@@ -22,7 +22,6 @@ from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "servers.py"
 
 
-
 @pytest.mark.anyio
 async def test_nothing_reaches_the_view_before_its_audit_commit(tmp_path: Path):
     db = tmp_path / "h.db"

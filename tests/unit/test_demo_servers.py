@@ -46,7 +46,6 @@ STANDARD_VARIABLES = {
 }
 
 
-
 def params(name: str) -> StdioServerParameters:
     command, *args = DEMO_SERVERS[name]
     return StdioServerParameters(command=command, args=args)

@@ -20,7 +20,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAST = Limits(server_health_interval=0.5, reconnect_initial_delay=0.2, reconnect_max_delay=1.0)
 
 
-
 def failing(kind: str, **env: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(FIXTURES / "failing.py"), kind], "env": env, "apps": True}
 

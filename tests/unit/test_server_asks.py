@@ -27,7 +27,6 @@ from mcp_apps_host.values.elicitation import content_problem, schema_problem
 pytestmark = pytest.mark.anyio
 
 
-
 SCHEMA = {"type": "object", "required": ["name"], "properties": {
     "name": {"type": "string", "minLength": 2},
     "email": {"type": "string", "format": "email"},

@@ -25,7 +25,6 @@ ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "sr
 LIMITS = Limits(server_health_interval=0.3, reconnect_initial_delay=0.1, reconnect_max_delay=0.5)
 
 
-
 async def until(predicate: Callable[[], bool], what: str, timeout: float = 30) -> None:
     try:
         with anyio.fail_after(timeout):

@@ -28,7 +28,6 @@ EXPECTED_VERSION = {"modern": "2026-07-28", "legacy": "2025-11-25", "dual": "202
 LIMITS = Limits(server_health_interval=0.3, reconnect_initial_delay=0.2, reconnect_max_delay=1.0)
 
 
-
 class Asks:
     """The host's side of what servers ask, as a test sees it."""
 

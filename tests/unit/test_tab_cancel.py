@@ -17,7 +17,6 @@ from tests.unit.tabdriver import app_for, open_tab
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-
 @pytest.mark.anyio
 async def test_cancel_from_the_page_reaches_the_server(tmp_path: Path):
     mark = tmp_path / "cancelled"

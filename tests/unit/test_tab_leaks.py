@@ -17,7 +17,6 @@ from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to, view_hands
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "servers.py"
 
 
-
 def alive(kind: type) -> int:
     gc.collect()
     return sum(1 for obj in gc.get_objects() if isinstance(obj, kind))
