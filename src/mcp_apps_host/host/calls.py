@@ -117,6 +117,9 @@ class Calls:
     async def _person_call(self, call_id: int, entry: ToolEntry, arguments: dict[str, Any]) -> None:
         record: dict[str, Any] = {"server": entry.server, "tool": entry.name, "arguments": arguments,
                                   "source": "person", "definition": entry.definition, "status": "running"}
+        if entry.resource_uri:
+            # The call may end before its view is known: another tab draws the call only once it is.
+            record["viewPending"] = True
         # The call and the view start together: the template is normally cached, and a view
         # held back for the person's review must not hold back the call.
         key = self.log.keep("tool-call", record)
@@ -125,8 +128,11 @@ class Calls:
         view: LiveView | None = None
         try:
             if entry.resource_uri:
-                view = await self.mounting.mount(call_id, entry, record)
-                self.log.rekeep(key, record)  # the call may have ended before its view was known
+                try:
+                    view = await self.mounting.mount(call_id, entry, record)
+                finally:
+                    record.pop("viewPending", None)
+                    self.log.rekeep(key, record)
                 if view is not None:
                     self.views.apply(view, view.session.tool_input(arguments))
             try:

@@ -199,8 +199,8 @@ class Tab:
         item = await conversations.journal.call(conversations.repo.item, conversation, item_id)
         if item is None or item_id in self._shown or conversation != self.services.log.conversation_id:
             return
-        if item.kind == "tool-call" and item.data.get("status") == "running":
-            return  # drawn once it has ended
+        if item.kind == "tool-call" and (item.data.get("status") == "running" or item.data.get("viewPending")):
+            return  # drawn once it has ended and its view is known
         self._shown.add(item_id)
         if item.kind == "history":
             if self.turns is not None:
