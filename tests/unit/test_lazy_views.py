@@ -75,6 +75,8 @@ class FakeViews:
         for e in effects:
             if isinstance(e, vs.PostToView):
                 self.posted.setdefault(view.handle, []).append(e.message)
+            elif isinstance(e, vs.StateChanged) and e.state == vs.ViewState.READY:
+                self.lazy.ready()
             elif (isinstance(e, vs.StateChanged) and e.state == vs.ViewState.CLOSED
                   and not self.lazy.closed(view)):
                 self.forget(view, remove=True)
@@ -180,3 +182,21 @@ def test_a_replayed_placeholder_is_mounted_once_when_it_comes_into_sight():
     asyncio.run(views.lazy.visibility(handle, True))
     asyncio.run(views.lazy.visibility(handle, True))  # a second report while it mounts
     assert calls == [handle] and handle not in views.lazy.parked
+
+
+def test_a_view_mounted_on_the_way_past_is_put_away_once_it_has_started():
+    """Placeholders the page scrolls through are mounted; still starting, they cannot be torn down
+    then, and must not stay running out of sight once they are up."""
+    views = FakeViews(max_live=1)
+    end = shown(views, 1)
+    passed = views.mount(2, TOOL, template="template-2")  # a placeholder scrolled past, starting
+    asyncio.run(views.lazy.visibility(passed.handle, False))
+    # Two running, one allowed: the end of the conversation is in sight and the other still starting.
+    assert not views.posted.get(passed.handle) and not views.posted.get(end.handle)
+    s = passed.session
+    s.receive({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+    views.apply(passed, s.receive({"jsonrpc": "2.0", "id": 0, "method": "ui/initialize", "params": {
+        "appInfo": {}, "appCapabilities": {}}}))
+    views.apply(passed, s.receive({"jsonrpc": "2.0", "method": "ui/notifications/initialized"}))
+    teardown_request(views, passed.handle)
+    assert not [m for m in views.posted.get(end.handle, []) if m.get("method") == "ui/resource-teardown"]

@@ -87,6 +87,11 @@ class LazyViews:
         self.last_seen[view.handle] = next(self._clock)
         self.enforce()
 
+    def ready(self) -> None:
+        """A view kept running while it started may go now: mounted on the way past (a placeholder the
+        page scrolled through), it would otherwise run out of sight until the next view came or went."""
+        self.enforce()
+
     async def visibility(self, handle: str, visible: bool) -> None:
         if handle in self.parked:
             if visible:

@@ -78,6 +78,7 @@ def _state(vs: _Views, view: LiveView, effect: fx.StateChanged) -> None:
     if effect.state == fx.ViewState.READY:
         _display_mode(vs, view)  # the modes the view declared, for its header
         vs.prebooted.view_up(view)
+        vs.lazy.ready()
     if effect.state in (fx.ViewState.CLOSED, fx.ViewState.ERROR):
         vs.forget(view, remove=effect.state == fx.ViewState.CLOSED)
 
