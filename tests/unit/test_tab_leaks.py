@@ -37,13 +37,16 @@ async def test_closed_tabs_leave_no_tab_or_view_behind(tmp_path: Path):
                 fresh = len(socket.sent)
                 for n in range(3):
                     socket.put({"type": "call", "server": "rec", "tool": "record", "arguments": {"n": n}})
-                mounts: list[dict] = []
-                while len(mounts) < 3:
-                    await asyncio.sleep(0.02)
-                    mounts = [f for f, _ in socket.sent[fresh:] if f["type"] == "view-mount" and f["proxyUrl"]]
-                for i, mount in enumerate(mounts):
-                    view_handshake(socket, mount["view"], request_id=100 + i)
-                    await socket.until(reply_to(mount["view"], 100 + i))
+                # Each call's view: mounted for it, or booted ahead and adopted by it.
+                views: list[str] = []
+                async with asyncio.timeout(60):
+                    while len(views) < 3:
+                        await asyncio.sleep(0.02)
+                        views = [f["view"] for f, _ in socket.sent[fresh:]
+                                 if f["type"] in ("view-mount", "view-adopt") and f.get("callId") is not None]
+                for i, view in enumerate(views):
+                    view_handshake(socket, view, request_id=100 + i)
+                    await socket.until(reply_to(view, 100 + i))
                 assert alive(Tab) >= 1 and alive(ViewSession) >= 3
                 assert len(app.host.views) >= 3
         # Every tab of the loop has closed: what they held is gone with them.
