@@ -82,8 +82,13 @@ class _LoopFlag:
         self.future: asyncio.Future[None] = self.loop.create_future()
 
     def set(self) -> None:
-        with contextlib.suppress(RuntimeError):  # that loop is closed; nobody is waiting any more
-            self.loop.call_soon_threadsafe(_settle, [self.future], None)
+        _wake(self.loop, [self.future], None)
+
+
+def _wake(loop: asyncio.AbstractEventLoop, futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    """From the writer thread: settle ``futures`` on their own loop."""
+    with contextlib.suppress(RuntimeError):  # that loop is closed; nobody is waiting any more
+        loop.call_soon_threadsafe(_settle, futures, error)
 
 
 def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
@@ -288,11 +293,7 @@ class AuditLog:
                 loop, future = waiter
                 by_loop.setdefault(loop, []).append(future)
         for loop, futures in by_loop.items():
-            try:
-                # One wake-up per loop per batch, not one per event.
-                loop.call_soon_threadsafe(_settle, futures, error)
-            except RuntimeError:
-                pass  # that loop is closed; nobody is waiting any more
+            _wake(loop, futures, error)  # one wake-up per loop per batch, not one per event
 
     # -- reading ---------------------------------------------------------------------------
 
