@@ -10,6 +10,7 @@ import mcp_apps_host as vs
 from mcp_apps_host.host import frames as f
 from mcp_apps_host.host.lazy import PARK_REASON, LazyViews, to_tear_down
 from mcp_apps_host.host.live import LiveView
+from mcp_apps_host.host.viewfx import HANDLERS
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.tools import tool_entry
 
@@ -40,7 +41,8 @@ def test_ties_go_in_mount_order_and_fewer_candidates_than_needed_is_fine():
 
 
 class FakeViews:
-    """The parts of `Views` that lazy.py uses; effects are carried out as viewfx does for these cases."""
+    """The parts of `Views` that lazy.py uses: messages for the view are kept, state changes go through
+    the host's own handler (viewfx), as in a tab."""
 
     def __init__(self, max_live: int) -> None:
         self.host = SimpleNamespace(limits=Limits(max_live_views=max_live))
@@ -52,6 +54,7 @@ class FakeViews:
         self.forgotten: list[str] = []
         self._n = 0
         self.lazy = LazyViews(self)
+        self.prebooted = SimpleNamespace(view_up=lambda view: None)
 
     def mount(self, call_id: int, entry: Any, template: Any, trust: str = "unchecked", instance: str | None = None,
               widget_state: dict[str, Any] | None = None, replaces: str | None = None) -> LiveView:
@@ -75,11 +78,8 @@ class FakeViews:
         for e in effects:
             if isinstance(e, vs.PostToView):
                 self.posted.setdefault(view.handle, []).append(e.message)
-            elif isinstance(e, vs.StateChanged) and e.state == vs.ViewState.READY:
-                self.lazy.ready()
-            elif (isinstance(e, vs.StateChanged) and e.state == vs.ViewState.CLOSED
-                  and not self.lazy.closed(view)):
-                self.forget(view, remove=True)
+            elif isinstance(e, vs.StateChanged):
+                HANDLERS[vs.StateChanged](self, view, e)
 
     def forget(self, view: LiveView, remove: bool) -> None:
         self.forgotten.append(view.handle)
