@@ -54,7 +54,7 @@ class FakeViews:
         self.forgotten: list[str] = []
         self._n = 0
         self.lazy = LazyViews(self)
-        self.prebooted = SimpleNamespace(view_up=lambda view: None)
+        self.prebooted = SimpleNamespace(view_up=lambda view: None, failed=lambda view: False)
 
     def mount(self, call_id: int, entry: Any, template: Any, trust: str = "unchecked", instance: str | None = None,
               widget_state: dict[str, Any] | None = None, replaces: str | None = None) -> LiveView:

@@ -1,14 +1,18 @@
 """Views booted ahead: held at ui/initialize until a call takes them, told their call's toolInfo only
-then."""
+then; a fresh tab boots ahead the templates the person has accepted."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import mcp_apps_host as vs
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.tools import tool_entry
 from mcp_apps_host.views.theme import host_styles
+from tests.unit.tabdriver import app_for, open_tab
+from tests.unit.test_failing_servers import call, failing
 
 
 def entry(name: str) -> Any:
@@ -80,3 +84,39 @@ def test_an_unbooted_view_still_answers_at_once_and_times_out() -> None:
     s2 = vs.ViewSession(spec("first", 1), vs.HostEnvironment(theme="dark", styles=host_styles()), Limits())
     s2.send_resource_ahead()
     assert posts(s2.receive(INIT))[0]["result"]
+
+
+@pytest.mark.anyio
+async def test_a_fresh_tab_boots_ahead_the_templates_the_person_has_accepted_and_a_call_takes_it(tmp_path) -> None:
+    app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db")
+    async with app.lifespan():
+        async with open_tab(app, started=True) as first:  # the person is shown the view once: it is accepted
+            call_id = await call(first, "fine", "fine-view")
+            await first.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id)
+        async with open_tab(app, started=True) as second:
+            ahead = await second.until(lambda f: f["type"] == "view-mount" and f["prebooted"], timeout=30)
+            assert ahead["tool"] == "fine-view" and ahead["callId"] is None
+            call_id = await call(second, "fine", "fine-view")
+            adopted = await second.until(lambda f: f["type"] == "view-adopt" and f["callId"] == call_id, timeout=30)
+            assert adopted["view"] == ahead["view"]
+            assert not second.frames(lambda f: f["type"] == "view-mount" and f["callId"] == call_id)
+
+
+@pytest.mark.anyio
+async def test_a_view_booted_ahead_that_never_asks_is_removed_from_the_page(tmp_path) -> None:
+    """Nobody sees it, and its frame would keep its origin's renderer in use (one the app keeps busy would
+    then take in every later view of its server in the tab)."""
+    app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db", limits=Limits(view_init_timeout=1))
+    async with app.lifespan():
+        async with open_tab(app, started=True) as first:
+            call_id = await call(first, "fine", "fine-view")
+            await first.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id)
+        async with open_tab(app, started=True) as second:
+            ahead = await second.until(lambda f: f["type"] == "view-mount" and f["prebooted"], timeout=30)
+            failed = await second.until(lambda f: f["type"] == "view-state" and f["view"] == ahead["view"], timeout=30)
+            assert failed["state"] == "error" and "ui/initialize" in failed["error"]
+            await second.until(lambda f: f["type"] == "view-remove" and f["view"] == ahead["view"], timeout=30)
+            # A call then starts a view of its own.
+            call_id = await call(second, "fine", "fine-view")
+            mount = await second.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id)
+            assert mount["type"] == "view-mount" and mount["view"] != ahead["view"]

@@ -3,19 +3,25 @@
 
 from __future__ import annotations
 
+import time
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
+from mcp_apps_host.host import core
 from mcp_apps_host.host import frames as f
-from mcp_apps_host.host.core import Host
+from mcp_apps_host.host.core import HUNG_ORIGIN_QUIET_S, Host
 from mcp_apps_host.host.page import Page
+from mcp_apps_host.host.prebooted import PrebootedViews
 from mcp_apps_host.host.prepared import PreparedProxies
 from mcp_apps_host.host.sandbox import Sandbox
 from mcp_apps_host.servers.manager import ServerManager
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.csp import ViewCsp
 from mcp_apps_host.values.templates import Template
+from mcp_apps_host.values.tools import tool_entry
 from mcp_apps_host.web.sandbox import sandbox_app
 
 ORIGIN = "http://127.0.0.1:8765"
@@ -94,3 +100,41 @@ def test_no_more_proxies_than_the_setting_allows() -> None:
     none, nothing = pool(make_host(Limits(prestarted_proxies_per_tab=0)))
     none.prepare(template())
     assert nothing == [] and none.take(template()) is None
+
+
+def test_nothing_is_prepared_on_an_origin_that_hung_lately(monkeypatch) -> None:
+    """The browser keeps a renderer a moment after its last frame goes, for the next frame of the same site:
+    a renderer a view keeps busy would take in a proxy loaded ahead, which would then never load."""
+    host = make_host()
+    prepared, sent = pool(host)
+    host.hung(host.sandbox.origin_for("srv"))
+    prepared.prepare(template())
+    assert sent == [] and prepared.ready == {}
+    prepared.prepare(template(server="other"))  # another server's origin has its own renderer
+    assert [s.sandbox_origin for s in sent] == [host.sandbox.origin_for("other")]
+    later = time.monotonic() + HUNG_ORIGIN_QUIET_S + 1
+    monkeypatch.setattr(core.time, "monotonic", lambda: later)
+    prepared.prepare(template())
+    assert sent[-1].sandbox_origin == host.sandbox.origin_for("srv")
+
+
+@pytest.mark.anyio
+async def test_no_view_is_booted_ahead_on_an_origin_that_hung_lately(monkeypatch) -> None:
+    host = make_host()
+    mounted: list[str] = []
+    views = SimpleNamespace(host=host, closed=False, prepared=PreparedProxies(host, Page(lambda frame: None)),
+                            mount=lambda call, entry, tmpl, prebooted: mounted.append(tmpl.server) or
+                            SimpleNamespace(handle=tmpl.server, session=SimpleNamespace(spec=tmpl)))
+    prebooted = PrebootedViews(views)  # type: ignore[arg-type]
+    entry = tool_entry("srv", {"name": "show", "inputSchema": {"type": "object"},
+                               "_meta": {"ui": {"resourceUri": "ui://srv/v.html"}}})
+    host.hung(host.sandbox.origin_for("srv"))
+    prebooted.boot(entry, template())
+    prebooted.boot(entry, template(server="other"))
+    assert mounted == ["other"]
+    later = time.monotonic() + HUNG_ORIGIN_QUIET_S + 1
+    monkeypatch.setattr(core.time, "monotonic", lambda: later)
+    prebooted.boot(entry, template())
+    assert mounted == ["other", "srv"]
+    for _view, timer in prebooted.held.values():
+        timer.cancel()

@@ -120,6 +120,26 @@ def test_block_and_allow_lists(db: str):
         engine.dispose()
 
 
+def test_accepted_is_what_renders_unasked_and_pins_nothing(db: str):
+    engine = create_engine(db)
+    try:
+        t = TemplateTrust(engine, allow_servers={"friend"}, block_servers={"foe"},
+                          block_hashes={hashlib.sha256(b"<p>bad</p>").hexdigest()})
+        assert not t.accepted(V1)  # never shown: not accepted
+        assert t.pins.get("s1", V1.uri) is None  # and asking pinned nothing
+        t.check(V1)
+        assert t.accepted(V1)
+        assert not t.accepted(V2)  # changed since the person saw it
+        t.accept("s1", V2.uri, V2.sha256, V2.size)
+        assert t.accepted(V2) and not t.accepted(V1)
+        assert t.accepted(tpl("<p>any</p>", server="friend"))
+        assert not t.accepted(tpl("<p>bad</p>", server="friend"))  # a blocked hash beats an allowed server
+        t.check(tpl(V1.html, server="foe"))
+        assert not t.accepted(tpl(V1.html, server="foe"))
+    finally:
+        engine.dispose()
+
+
 def test_bad_hashes_rejected(trust: _Trust):
     with pytest.raises(ValueError, match="allow_hashes"):
         TemplateTrust(trust.pins.engine, allow_hashes={"abc"})

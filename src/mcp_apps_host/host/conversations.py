@@ -58,6 +58,7 @@ class ConversationService:
         running = set(with_view[-self.tab.host.limits.max_live_views:])
         for item in items:
             await self.show(item, placeholder=item.kind == "tool-call" and item.id not in running)
+        self.tab.views.boot_accepted()  # after the replay: the views in sight start first
 
     async def rename(self, conversation_id: str, title: str) -> None:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -37,6 +38,7 @@ from .serverasks import HostAsks
 
 # Browser features a view may be granted through the iframe `allow` attribute when it asks.
 DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
+HUNG_ORIGIN_QUIET_S = 10.0  # see `Host.hung_lately`; the browser's reuse window is a few seconds
 
 CspReport = Callable[[dict[str, Any]], None]
 # What of a CSP report goes to another worker: what the view's log and the audit trail show.
@@ -105,6 +107,7 @@ class Host:
     # Called with an origin whose renderer may hang (a view there did not answer its teardown): every
     # tab's frames of one origin share a renderer, so each tab lets go of what it holds there.
     origin_hung: set[Callable[[str], None]] = field(default_factory=set)
+    _hung_at: dict[str, float] = field(default_factory=dict)  # origin -> when it last hung (monotonic)
     # `serve --watch`: the watched paths of each server; their views re-render when the server restarts.
     watch: dict[str, tuple[str, ...]] = field(default_factory=dict)
     watch_debounce_ms: int = 300
@@ -117,6 +120,20 @@ class Host:
     view_pins: OwnViewPins | None = None  # the views this person pinned to the side panel
     trust: TemplateTrust | None = None
     base_path: str = ""  # where the host is mounted in the embedding app ("" at the root)
+
+    def hung(self, origin: str) -> None:
+        """A view on ``origin`` did not answer its teardown: every tab lets go of what it prepared there."""
+        self._hung_at[origin] = time.monotonic()
+        for callback in list(self.origin_hung):
+            callback(origin)
+
+    def hung_lately(self, origin: str) -> bool:
+        """Whether ``origin`` hung in the last `HUNG_ORIGIN_QUIET_S`. The browser keeps a renderer a
+        moment after its last frame goes, to reuse it for the next frame of the same site, and a renderer
+        a view keeps busy never gets free: a frame made there meanwhile, in any tab, would never load.
+        Nothing is loaded ahead on such an origin until then; a view the person calls still starts."""
+        at = self._hung_at.get(origin)
+        return at is not None and time.monotonic() - at < HUNG_ORIGIN_QUIET_S
 
     def for_person(self, identity: Identity, base_path: str = "") -> Host:
         """This host as ``identity`` sees it; registries, servers and the audit trail stay shared."""

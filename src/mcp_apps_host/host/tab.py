@@ -163,6 +163,8 @@ class Tab:
     def _servers_changed(self) -> None:
         self.page.send(f.Servers(servers=self.host.servers.snapshot()))
         self.services.views.servers_changed()
+        if self.services.log.current is not None:  # the views booted ahead are its conversation's
+            self.services.views.boot_accepted()
         for name, conn in self.host.servers.connections.items():
             if conn.generation == self._generations.get(name) or str(conn.status) != "ready":
                 continue

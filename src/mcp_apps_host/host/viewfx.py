@@ -79,8 +79,10 @@ def _state(vs: _Views, view: LiveView, effect: fx.StateChanged) -> None:
         _display_mode(vs, view)  # the modes the view declared, for its header
         vs.prebooted.view_up(view)
         vs.lazy.ready()
-    if effect.state in (fx.ViewState.CLOSED, fx.ViewState.ERROR):
-        vs.forget(view, remove=effect.state == fx.ViewState.CLOSED)
+    if effect.state == fx.ViewState.CLOSED:
+        vs.forget(view, remove=True)
+    elif effect.state == fx.ViewState.ERROR:
+        vs.forget(view, remove=vs.prebooted.failed(view))  # a failed view stays in sight, with its error
 
 
 def _display_mode(vs: _Views, view: LiveView) -> None:
@@ -133,8 +135,7 @@ def _teardown_unanswered(vs: _Views, view: LiveView) -> list[fx.Effect]:
     origin shares: nothing prepared ahead there (proxy, booted view) is handed to a later view, in any tab."""
     effects = view.session.teardown_timed_out()
     if effects:
-        for hung in list(vs.host.origin_hung):
-            hung(view.mounted.origin)
+        vs.host.hung(view.mounted.origin)
     return effects
 
 

@@ -54,6 +54,7 @@ class Views:
         self.prepared = PreparedProxies(host, page)
         self.prebooted = PrebootedViews(self)
         self.closed = False
+        self._tasks: set[asyncio.Task[None]] = set()
         host.origin_hung.add(self.origin_hung)
         self.audited: object = None  # the decision already written with its message
 
@@ -221,6 +222,13 @@ class Views:
             if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools:
                 self.apply(view, view.session.server_tools_changed(replace(spec, **tools)))
         self.prepared.refresh()
+
+    def boot_accepted(self) -> None:
+        """Boot ahead, in the background, the templates the person has already accepted (`PrebootedViews`)."""
+        if not self.closed:
+            task = asyncio.get_running_loop().create_task(self.prebooted.boot_accepted())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     def discard(self, view: LiveView, reason: str) -> None:
         """End a view that was never shown (booted ahead, not taken): no teardown, its frame goes."""

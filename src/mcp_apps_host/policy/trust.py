@@ -93,6 +93,16 @@ class TemplateTrust:
             return verdict("trusted", pin, f"matches the hash pinned for {uri} from {server!r}")
         return verdict("changed", pin, _change_text(server, uri, pin["sha256"], pin["size"], sha, size))
 
+    def accepted(self, template: Template) -> bool:
+        """Would render without asking, and pins nothing: its hash is the one pinned, or a list allows it."""
+        sha = template.sha256.lower()
+        if sha in self.block_hashes or template.server in self.block_servers:
+            return False
+        if sha in self.allow_hashes or template.server in self.allow_servers:
+            return True
+        pin = self.pins.get(template.server, template.uri)
+        return pin is not None and pin["sha256"] == sha
+
     def _allow_reason(self, server: str, sha: str) -> str:
         if sha in self.allow_hashes:
             return f"template hash {sha} is on the allow-list"
