@@ -64,6 +64,13 @@ def few_live_views(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_APPS_HOST_MAX_LIVE_VIEWS", str(MAX_LIVE))
 
 
+def drawn_height(view: Locator) -> float:
+    """The height of the view's frame once the view has sized it, or of its placeholder."""
+    box = view.locator("iframe.proxy[style*=height], [data-testid=view-placeholder]")
+    expect(box).to_have_count(1)
+    return float(box.evaluate("b => b.getBoundingClientRect().height"))
+
+
 def fill_conversation(page: Page) -> None:
     for n in range(1, VIEWS + 1):
         call_tool(page, "display", "modes-view", {"n": n})
@@ -113,6 +120,7 @@ def test_reload_and_restart_mount_only_the_views_near_the_end(
     page = page_for(host)
     page.set_viewport_size({"width": 1000, "height": 500})
     fill_conversation(page)
+    drawn = drawn_height(nth_view(page, 1))  # put away already: its placeholder has its frame's height
 
     for opened in ("reload", "restart"):
         if opened == "reload":
@@ -129,7 +137,12 @@ def test_reload_and_restart_mount_only_the_views_near_the_end(
         # Only the last max_live_views were mounted; the first waits as a placeholder until scrolled to.
         first = nth_view(page, 1)
         expect(first).to_have_attribute("data-state", "parked")
+        # Its placeholder has the height its frame had (not a default one), so nothing moves when it runs.
+        held = first.locator("[data-testid=view-placeholder]").evaluate("p => p.getBoundingClientRect().height")
+        assert abs(held - drawn) <= 1, f"after the {opened}: a placeholder {held} px tall, its view was {drawn} px"
+
         # (a placeholder seen for an instant while the page scrolls to the end may start, and go again)
         wait_running_at_most(page, MAX_LIVE)
         scroll_to(page, first)
         expect_replayed(first, 1)
+        drawn = drawn_height(first)  # what it draws now (a view given its call again may draw otherwise)

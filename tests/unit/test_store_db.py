@@ -17,7 +17,7 @@ from mcp_apps_host.store.db import FIRST_REVISION, migrate, open_database
 from mcp_apps_host.store.schema import metadata
 from mcp_apps_host.values.identity import CONSOLE, Identity
 
-HEAD = "0004"
+HEAD = "0005"
 
 
 def test_migrations_build_exactly_the_declared_schema(tmp_path: Path):
@@ -83,5 +83,27 @@ def test_a_view_state_is_kept_per_instance_replaced_and_deleted_with_its_convers
         assert Conversations(engine).bound(Identity("mallory", "other")).load_view_state("i1") is None
         repo.delete(conv.id)
         assert repo.load_view_state("i1") is None
+    finally:
+        engine.dispose()
+
+
+def test_a_view_height_is_kept_beside_its_state_and_read_per_conversation(tmp_path: Path):
+    engine = open_database(f"sqlite:///{tmp_path / 'h.db'}")
+    try:
+        repo = Conversations(engine).bound(CONSOLE)
+        conv, other = repo.create(), repo.create()
+        repo.save_view_heights(conv.id, {"i1": 300, "i2": 120})  # before any state: the state stays unknown
+        assert repo.load_view_state("i1") is None
+        repo.save_view_state("i1", conv.id, {"structuredContent": {"n": 1}})
+        repo.save_view_heights(conv.id, {"i1": 420})
+        repo.save_view_heights(other.id, {"i3": 90})
+        assert repo.view_heights(conv.id) == {"i1": 420, "i2": 120}
+        assert repo.load_view_state("i1") == {"structuredContent": {"n": 1}}  # a new height keeps the state
+        repo.save_view_state("i1", conv.id, {"structuredContent": {"n": 2}})
+        assert repo.view_heights(conv.id)["i1"] == 420  # and a new state keeps the height
+        # Someone else's session cannot read them.
+        assert Conversations(engine).bound(Identity("mallory", "other")).view_heights(conv.id) == {}
+        repo.delete(conv.id)
+        assert repo.view_heights(conv.id) == {} and repo.view_heights(other.id) == {"i3": 90}
     finally:
         engine.dispose()

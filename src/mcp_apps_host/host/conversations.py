@@ -32,6 +32,7 @@ class ConversationService:
         self.pins = Pins(tab, journal, self._back_in_card)
         # Calls of the conversation shown whose view is live in the side panel: (call id, call, view).
         self._in_panel: dict[str, tuple[int, dict[str, Any], dict[str, Any]]] = {}
+        self._heights: dict[str, int] = {}  # the last height of each view of the open conversation, by instance
 
     async def open(self, conversation_id: str | None, fresh: bool = False) -> None:
         """Show a conversation: the one asked for, else the newest, else a new one (always new when ``fresh``)."""
@@ -56,6 +57,8 @@ class ConversationService:
         # ones before are placeholders, mounted when scrolled to.
         with_view = [i.id for i in items if i.kind == "tool-call" and isinstance(i.data.get("view"), dict)]
         running = set(with_view[-self.tab.host.limits.max_live_views:])
+        parked = len(running) < len(with_view)  # placeholders are drawn at the height their views last had
+        self._heights = await self.journal.call(self.repo.view_heights, conv.id) if parked else {}
         for item in items:
             await self.show(item, placeholder=item.kind == "tool-call" and item.id not in running)
         self.tab.views.boot_accepted()  # after the replay: the views in sight start first
@@ -123,7 +126,8 @@ class ConversationService:
             server = str(data.get("server"))
             self.tab.views.lazy.add_placeholder(
                 call_id, server, str(data.get("tool")), self.tab.host.sandbox.origin_for(server),
-                lambda replaces: self._replay_view(call_id, data, view, replaces))
+                lambda replaces: self._replay_view(call_id, data, view, replaces),
+                height=self._heights.get(instance) if isinstance(instance, str) else None)
             return
         await self._replay_view(call_id, data, view)
 

@@ -366,7 +366,8 @@ class CallFailed(Frame):
 class ViewMount(Frame):
     """Draw a view's container under that call and its proxy iframe at `proxyUrl` (null when the template
     could not be loaded: a container without a frame, and a `view-state` error follows). With `replaces`,
-    it takes that view's place (whose frame is removed)."""
+    it takes that view's place (whose frame is removed). With `parked`, only a placeholder, `height` px tall
+    when given."""
 
     type: Literal["view-mount"] = "view-mount"
     view: str
@@ -382,6 +383,7 @@ class ViewMount(Frame):
     warnings: list[str] = Field(default_factory=list)  # what the static review of the template found
     replaces: str | None = None  # a view this one takes the place of (its template changed, or it was put away)
     parked: bool = False  # only a placeholder: the view is mounted when it comes into sight (`view-visible`)
+    height: int | None = None  # a placeholder's height: the one the view's frame last had, when known
     pinned: bool = False  # drawn in the side panel (a pinned view brought back after a reload), not under a call
     prestarted: str | None = None  # the `view-prestart` key of the loaded proxy to take instead of a new one
     prebooted: bool = False  # booted ahead for no call yet: drawn hidden until a `view-adopt` names its call

@@ -136,13 +136,15 @@ class LazyViews:
         self.views.page.send(f.ViewParked(view=view.handle))
         return True
 
-    def add_placeholder(self, call_id: int, server: str, tool: str, sandbox_origin: str, restore: Restore) -> str:
-        """A view of a replayed conversation drawn as a placeholder only, mounted when it comes into sight."""
+    def add_placeholder(self, call_id: int, server: str, tool: str, sandbox_origin: str, restore: Restore,
+                        height: int | None = None) -> str:
+        """A view of a replayed conversation drawn as a placeholder only (of the ``height`` its frame last had,
+        when known), mounted when it comes into sight."""
         handle = secrets.token_urlsafe(18)
         self.parked[handle] = restore
         self.views.page.send(f.ViewMount(view=handle, call_id=call_id, server=server, tool=tool, proxy_url=None,
                                          sandbox_origin=sandbox_origin, prefers_border=True, permissions="",
-                                         parked=True))
+                                         parked=True, height=height))
         return handle
 
     async def unpark(self, handle: str) -> LiveView | None:

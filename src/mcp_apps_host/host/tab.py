@@ -33,6 +33,7 @@ from .commands import Commands
 from .consents import Consents
 from .conversations import ConversationService
 from .core import Host
+from .heights import ViewHeights
 from .inspector import Inspector
 from .journal import ConversationLog
 from .mounting import Mounting
@@ -67,6 +68,7 @@ class Tab:
         journal = conversation.journal
         self.conversations = ConversationService(self.services, journal, self.turns) if journal is not None else None
         self.commands = Commands(self.services, self.turns)
+        self.heights = ViewHeights(journal)
         self.inspector = Inspector(host.audit, page, views)
         audit.on_view = self.inspector.touched
         self._routes: dict[type, Callable[[Any], Awaitable[None] | None]] = {
@@ -232,6 +234,9 @@ class Tab:
     def app_tools_changed(self, view: LiveView, tools: tuple[AppTool, ...]) -> None:
         self.apptools.changed(view, tools)
 
+    def resized(self, view: LiveView, height: int) -> None:
+        self.heights.resized(view, height)
+
     def view_gone(self, view: LiveView) -> None:
         self.apptools.gone(view)
         if self.turns is not None:
@@ -252,5 +257,6 @@ class Tab:
         self.services.calls.cancel_all()
         self.apptools.cancel_all()
         self.services.views.close_all("the page was closed")
+        self.heights.save()
         await self.services.calls.close()
         await self.services.log.close()

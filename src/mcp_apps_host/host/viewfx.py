@@ -85,6 +85,12 @@ def _state(vs: _Views, view: LiveView, effect: fx.StateChanged) -> None:
         vs.forget(view, remove=vs.prebooted.failed(view))  # a failed view stays in sight, with its error
 
 
+def _resize(vs: _Views, view: LiveView, effect: fx.Resize) -> None:
+    vs.page.send(f.ViewSize(view=view.handle, width=effect.width, height=effect.height))
+    if effect.height is not None:
+        vs.listener.resized(view, effect.height)
+
+
 def _display_mode(vs: _Views, view: LiveView) -> None:
     session = view.session
     vs.page.send(f.ViewDisplayMode(view=view.handle, mode=session.display_mode, available=session.available_modes()))
@@ -161,7 +167,7 @@ HANDLERS: dict[type, _Handler] = {
     fx.CancelProxied: lambda vs, v, e: _cancel(v, e.request_id),
     fx.Download: _download,
     fx.DisplayModeChanged: lambda vs, v, e: _display_mode(vs, v),
-    fx.Resize: lambda vs, v, e: vs.page.send(f.ViewSize(view=v.handle, width=e.width, height=e.height)),
+    fx.Resize: _resize,
     fx.Log: lambda vs, v, e: vs.page.send(f.ViewLog(view=v.handle, level=e.level, text=e.text)),
     fx.OpenLink: lambda vs, v, e: vs.page.send(f.OpenLink(url=e.url)),
     fx.StartInitTimer: lambda vs, v, e: vs.timer(v, e.seconds, v.session.init_timed_out),

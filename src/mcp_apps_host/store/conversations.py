@@ -91,7 +91,24 @@ class Conversations:
     def load_view_state(self, instance: str) -> dict[str, Any] | None:
         with self.engine.connect() as db:
             row = db.execute(select(view_states.c.state).where(view_states.c.instance == instance)).first()
-        return dict(row.state) if row is not None and isinstance(row.state, dict) else None
+        return dict(row.state) if row is not None and isinstance(row.state, dict) and row.state else None
+
+    def save_view_heights(self, conversation_id: str, heights: dict[str, int]) -> None:
+        """Keep the height each view instance's frame last had (a row without state until it reports one)."""
+        with self.engine.begin() as db:
+            for instance, height in heights.items():
+                done = db.execute(update(view_states).where(view_states.c.instance == instance).values(height=height))
+                if done.rowcount == 0:
+                    db.execute(insert(view_states).values(instance=instance, conversation=conversation_id, state={},
+                                                          updated=time.time(), height=height))
+
+    def view_heights(self, conversation_id: str) -> dict[str, int]:
+        """The last height of each view of the conversation that has one, by view instance."""
+        t = view_states
+        with self.engine.connect() as db:
+            rows = db.execute(select(t.c.instance, t.c.height)
+                              .where(t.c.conversation == conversation_id, t.c.height.is_not(None))).all()
+        return {r.instance: int(r.height) for r in rows}
 
     # ---- templates --------------------------------------------------------------------------
 
@@ -181,13 +198,20 @@ class OwnConversations:
     def save_view_state(self, instance: str, conversation_id: str, state: dict[str, Any]) -> None:
         self.repo.save_view_state(instance, conversation_id, state)
 
+    def save_view_heights(self, conversation_id: str, heights: dict[str, int]) -> None:
+        self.repo.save_view_heights(conversation_id, heights)
+
+    def view_heights(self, conversation_id: str) -> dict[str, int]:
+        """Of one of this person's conversations only."""
+        return self.repo.view_heights(conversation_id) if self.get(conversation_id) is not None else {}
+
     def load_view_state(self, instance: str) -> dict[str, Any] | None:
         """The state a view of one of this person's conversations last reported."""
         with self.repo.engine.connect() as db:
             row = db.execute(select(view_states.c.state).select_from(
                 view_states.join(conversations, view_states.c.conversation == conversations.c.id))
                 .where(view_states.c.instance == instance, self._mine)).first()
-        return dict(row.state) if row is not None and isinstance(row.state, dict) else None
+        return dict(row.state) if row is not None and isinstance(row.state, dict) and row.state else None
 
     def load_template(self, sha256: str) -> dict[str, Any] | None:
         return self.repo.load_template(sha256)

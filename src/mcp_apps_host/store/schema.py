@@ -54,7 +54,8 @@ templates = Table(
 )
 
 # The state a view last kept (its latest ui/update-model-context; an OpenAI widget's widgetState), by the
-# view instance id its tool-call item carries, so a replayed view starts where it was left.
+# view instance id its tool-call item carries, so a replayed view starts where it was left; and the height
+# its frame last had inline, for the placeholder a replay draws in its place.
 view_states = Table(
     "view_states",
     metadata,
@@ -62,6 +63,7 @@ view_states = Table(
     Column("conversation", String(36), nullable=False, index=True),
     Column("state", JSON, nullable=False),
     Column("updated", Float, nullable=False),
+    Column("height", Integer, nullable=True),
 )
 
 # The views a person pinned to the side panel, by view instance, with the call that made the view (what

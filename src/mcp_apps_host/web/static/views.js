@@ -162,7 +162,8 @@ export function viewMount(msg) {
   if (msg.pinned === true) setPinned(view, true);
   observeView(container, handle);
   if (msg.parked === true) {
-    drawPlaceholder(view); // mounted by the host when it comes into sight
+    // Of the height the view's frame last had, when the host knows it; mounted when it comes into sight.
+    drawPlaceholder(view, Number.isFinite(msg.height) ? msg.height : undefined);
     return;
   }
 
