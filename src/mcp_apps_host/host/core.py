@@ -127,12 +127,12 @@ class Host:
         for callback in list(self.origin_hung):
             callback(origin)
 
-    def hung_lately(self, origin: str) -> bool:
-        """Whether ``origin`` hung in the last `HUNG_ORIGIN_QUIET_S`. The browser keeps a renderer a
-        moment after its last frame goes, to reuse it for the next frame of the same site, and a renderer
-        a view keeps busy never gets free: a frame made there meanwhile, in any tab, would never load.
-        Nothing is loaded ahead on such an origin until then; a view the person calls still starts."""
-        at = self._hung_at.get(origin)
+    def hung_lately(self, template: Template) -> bool:
+        """Whether the origin of ``template``'s views hung in the last `HUNG_ORIGIN_QUIET_S`. The browser
+        keeps a renderer a moment after its last frame goes, to reuse it for the next frame of the same site,
+        and a renderer a view keeps busy never gets free: a frame made there meanwhile, in any tab, would
+        never load. Nothing is loaded ahead there until then; a view the person calls still starts."""
+        at = self._hung_at.get(self.sandbox.origin_for(template.server, template.domain))
         return at is not None and time.monotonic() - at < HUNG_ORIGIN_QUIET_S
 
     def for_person(self, identity: Identity, base_path: str = "") -> Host:

@@ -161,7 +161,7 @@ class PrebootedViews:
         limits = self.views.host.limits
         if template.compat or self._key(template) in self.held or len(self.held) >= limits.prebooted_views_per_tab:
             return False
-        if self.views.host.hung_lately(self.views.host.sandbox.origin_for(template.server, template.domain)):
+        if self.views.host.hung_lately(template):
             return False
         held_bytes = sum(len(view.session.spec.html) for view, _ in self.held.values())
         return held_bytes + len(template.html) <= limits.prebooted_views_max_bytes

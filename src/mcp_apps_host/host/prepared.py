@@ -36,7 +36,7 @@ class PreparedProxies:
         need = self.need(template)
         if need in self.ready or len(self.ready) >= self.host.limits.prestarted_proxies_per_tab:
             return
-        if self.host.hung_lately(self.host.sandbox.origin_for(template.server, template.domain)):
+        if self.host.hung_lately(template):
             return
         prepared = self.host.prepare_proxy(template)
         self.ready[need] = prepared
