@@ -16,14 +16,15 @@ import argparse
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
@@ -150,12 +151,19 @@ def make_conversation(db: Path, workdir: Path, views: int) -> None:
         stop(proc)
 
 
+def copy_database(source: Path, target: Path) -> None:
+    """A copy of the whole database: the last items a host wrote may still be in its write-ahead log
+    beside the file (a copy of the file alone lost them, and the conversation opened short)."""
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
+
+
 def open_once(db: Path, workdir: Path, views: int, max_live: int | None,
               limit: float) -> tuple[float, int, int, int]:
     """(seconds to open, Chromium PSS in KiB, views running, views not ready: failed their handshake or
     still loading after ``limit`` seconds) for one fresh host and browser."""
     run_db = workdir / f"run-{secrets.token_hex(4)}.db"
-    shutil.copy(db, run_db)
+    copy_database(db, run_db)
     proc, url = start_host(run_db, workdir, max_live)
     try:
         with sync_playwright() as pw:
