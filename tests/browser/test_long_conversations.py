@@ -5,8 +5,10 @@ host bring the conversation back the same way: only the views near the end run a
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from harness import REPO, HostLauncher, call_tool, view_frame
@@ -64,11 +66,17 @@ def few_live_views(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_APPS_HOST_MAX_LIVE_VIEWS", str(MAX_LIVE))
 
 
-def drawn_height(view: Locator) -> float:
-    """The height of the view's frame once the view has sized it, or of its placeholder."""
-    box = view.locator("iframe.proxy[style*=height], [data-testid=view-placeholder]")
-    expect(box).to_have_count(1)
-    return float(box.evaluate("b => b.getBoundingClientRect().height"))
+def parked_mounts(page: Page) -> list[dict[str, Any]]:
+    """The placeholders' `view-mount` frames the page receives from now on, in the order they come."""
+    got: list[dict[str, Any]] = []
+
+    def keep(payload: str | bytes) -> None:
+        frame = json.loads(payload)
+        if isinstance(frame, dict) and frame.get("type") == "view-mount" and frame.get("parked"):
+            got.append(frame)
+
+    page.on("websocket", lambda ws: ws.on("framereceived", keep))
+    return got
 
 
 def fill_conversation(page: Page) -> None:
@@ -118,18 +126,21 @@ def test_reload_and_restart_mount_only_the_views_near_the_end(
     db = f"sqlite:///{tmp_path}/keep.db"
     host = start_host({"display": DISPLAY}, extra_args=["--db", db])
     page = page_for(host)
+    mounts = parked_mounts(page)
     page.set_viewport_size({"width": 1000, "height": 500})
     fill_conversation(page)
-    drawn = drawn_height(nth_view(page, 1))  # put away already: its placeholder has its frame's height
 
     for opened in ("reload", "restart"):
         if opened == "reload":
+            mounts.clear()
             page.reload()
         else:
             host.close()
             host = start_host({"display": DISPLAY}, extra_args=["--db", db])
             page = page_for(host)
+            mounts = parked_mounts(page)
             page.set_viewport_size({"width": 1000, "height": 500})
+            page.reload()  # page_for has opened it: open it again with its frames heard
         views = page.locator("[data-testid=view][data-tool=modes-view]")
         expect(views).to_have_count(VIEWS)
         last = nth_view(page, VIEWS)
@@ -137,12 +148,17 @@ def test_reload_and_restart_mount_only_the_views_near_the_end(
         # Only the last max_live_views were mounted; the first waits as a placeholder until scrolled to.
         first = nth_view(page, 1)
         expect(first).to_have_attribute("data-state", "parked")
-        # Its placeholder has the height its frame had (not a default one), so nothing moves when it runs.
-        held = first.locator("[data-testid=view-placeholder]").evaluate("p => p.getBoundingClientRect().height")
-        assert abs(held - drawn) <= 1, f"after the {opened}: a placeholder {held} px tall, its view was {drawn} px"
-
+        # Each placeholder comes with the height its view last had, kept by the host (not a default one),
+        # and is drawn that tall, so nothing moves when it runs. (Which height that is depends on how each
+        # view drew when it last ran: one mounted for an instant while the page scrolled to the end, or
+        # given its call again, may draw another height than in the first run.)
+        heights = [m["height"] for m in sorted(mounts, key=lambda m: m["callId"])]
+        assert len(heights) == VIEWS - MAX_LIVE and all(isinstance(h, int) and h > 120 for h in heights), \
+            (opened, heights)
+        held = nth_view(page, 4).locator("[data-testid=view-placeholder]").evaluate(
+            "p => p.getBoundingClientRect().height")
+        assert abs(held - heights[3]) <= 1, f"after the {opened}: a placeholder {held} px tall, sent {heights[3]} px"
         # (a placeholder seen for an instant while the page scrolls to the end may start, and go again)
         wait_running_at_most(page, MAX_LIVE)
         scroll_to(page, first)
         expect_replayed(first, 1)
-        drawn = drawn_height(first)  # what it draws now (a view given its call again may draw otherwise)

@@ -257,6 +257,5 @@ class Tab:
         self.services.calls.cancel_all()
         self.apptools.cancel_all()
         self.services.views.close_all("the page was closed")
-        self.heights.save()
         await self.services.calls.close()
         await self.services.log.close()
