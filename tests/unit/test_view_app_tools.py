@@ -11,11 +11,18 @@ from mcp_apps_host.errors import CallFailed
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.tools import tool_entry
 from mcp_apps_host.views.effects import AppToolResult, AppToolsChanged, SaveFiles, StartRequestTimer
+from mcp_apps_host.views.events import CallAppTool
 from mcp_apps_host.views.theme import host_styles
 
 TOOL = tool_entry("srv", {"name": "show", "inputSchema": {"type": "object"},
                           "_meta": {"ui": {"resourceUri": "ui://srv/show.html"}}})
 APP_ONLY = {"name": "app-only", "inputSchema": {"type": "object"}, "_meta": {"ui": {"visibility": ["app"]}}}
+
+
+def call_app_tool(session: vs.ViewSession, name: str, arguments: dict) -> tuple[object, list]:
+    """tools/call of one of the view's tools, as the host sends it: its id, and what goes out."""
+    rid = session.next_host_id()
+    return rid, session.handle(CallAppTool(rid, name, arguments))
 
 
 def make(limits: Limits | None = None, **spec: object) -> vs.ViewSession:
@@ -168,7 +175,7 @@ def test_list_changed_during_a_listing_lists_once_more_after_it():
 def test_a_call_goes_out_and_its_result_comes_back():
     s = make(Limits(app_tool_call_timeout=30))
     listed(s, [tool("move")])
-    rid, effects = s.call_app_tool("move", {"to": 4})
+    rid, effects = call_app_tool(s, "move", {"to": 4})
     [msg] = posts(effects)
     assert msg == {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
                    "params": {"name": "move", "arguments": {"to": 4}}}
@@ -187,7 +194,7 @@ def test_a_call_goes_out_and_its_result_comes_back():
 def test_a_result_that_is_not_a_call_tool_result_fails_the_call(answer, needle):
     s = make()
     listed(s, [tool("move")])
-    rid, _ = s.call_app_tool("move", {})
+    rid, _ = call_app_tool(s, "move", {})
     effects = s.receive(reply(rid, answer))
     [done] = of(effects, AppToolResult)
     assert done.result is None and needle in done.error and "CallToolResult" in done.error
@@ -196,11 +203,11 @@ def test_a_result_that_is_not_a_call_tool_result_fails_the_call(answer, needle):
 def test_an_error_answer_and_a_timeout_fail_the_call_by_name():
     s = make(Limits(app_tool_call_timeout=2))
     listed(s, [tool("move")])
-    rid, _ = s.call_app_tool("move", {})
+    rid, _ = call_app_tool(s, "move", {})
     [done] = of(s.receive({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "board full"}}),
                 AppToolResult)
     assert "board full" in done.error
-    rid, _ = s.call_app_tool("move", {})
+    rid, _ = call_app_tool(s, "move", {})
     [late] = of(s.request_timed_out(rid), AppToolResult)
     assert "app_tool_call_timeout (2 s)" in late.error
     assert s.request_timed_out(rid) == []  # once only
@@ -210,28 +217,28 @@ def test_unknown_tools_and_closed_views_are_clear_errors():
     s = make()
     listed(s, [tool("move")])
     with pytest.raises(CallFailed, match="offers no tool 'jump'"):
-        s.call_app_tool("jump", {})
-    rid, _ = s.call_app_tool("move", {})
+        call_app_tool(s, "jump", {})
+    rid, _ = call_app_tool(s, "move", {})
     s.teardown("closed by the person")
     with pytest.raises(CallFailed, match="tearing_down"):
-        s.call_app_tool("move", {})
+        call_app_tool(s, "move", {})
     closed = s.teardown_timed_out()
     [failed] = of(closed, AppToolResult)
     assert failed.request_id == rid and "closed" in failed.error
     assert of(closed, AppToolsChanged)[0].tools == ()  # the registrations go with the view
     with pytest.raises(CallFailed, match="closed"):
-        s.call_app_tool("move", {})
+        call_app_tool(s, "move", {})
 
 
 def test_a_large_result_may_exceed_the_message_limit_up_to_its_own():
     limits = Limits(max_view_message_bytes=1_000, max_app_tool_result_bytes=5_000)
     s = make(limits)
     listed(s, [tool("dump")])
-    rid, _ = s.call_app_tool("dump", {})
+    rid, _ = call_app_tool(s, "dump", {})
     big = {"content": [{"type": "text", "text": "x" * 3_000}]}
     [done] = of(s.receive(reply(rid, big)), AppToolResult)
     assert done.result == big
-    rid, _ = s.call_app_tool("dump", {})
+    rid, _ = call_app_tool(s, "dump", {})
     huge = s.receive(reply(rid, {"content": [{"type": "text", "text": "x" * 6_000}]}))
     [failed] = of(huge, AppToolResult)
     assert failed.result is None and "max_app_tool_result_bytes" in failed.error
@@ -317,7 +324,7 @@ def test_too_many_files_or_bytes_are_refused_by_the_setting_name():
 def test_a_call_nobody_waits_for_is_cancelled_at_the_view():
     s = make()
     listed(s, [tool("slow")])
-    rid, _ = s.call_app_tool("slow", {})
+    rid, _ = call_app_tool(s, "slow", {})
     [cancel] = posts(s.app_tools.cancel(rid))
     assert cancel["method"] == "notifications/cancelled" and cancel["params"]["requestId"] == rid
     assert s.app_tools.cancel(rid) == []

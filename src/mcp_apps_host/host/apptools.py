@@ -17,8 +17,8 @@ from ..errors import CallFailed
 from ..values import protocol as M
 from ..values.apptools import AppTool
 from . import frames as f
-from .calls import CallCard
-from .live import LiveView
+from .driver import ViewDriver
+from .runner import CallCard
 from .services import TabServices
 
 
@@ -30,7 +30,7 @@ class AppTools:
 
     # ---- what the views offer ------------------------------------------------------------------
 
-    def changed(self, view: LiveView, tools: tuple[AppTool, ...]) -> None:
+    def changed(self, view: ViewDriver, tools: tuple[AppTool, ...]) -> None:
         known = self.offered.get(view.handle)
         if (known.tools if known else ()) == tools:
             return  # the same list again (a view that keeps saying its tools changed): nothing to tell
@@ -43,7 +43,7 @@ class AppTools:
                        payload=[t.definition() for t in tools])
         self._send(view.handle)
 
-    def gone(self, view: LiveView) -> None:
+    def gone(self, view: ViewDriver) -> None:
         if self.offered.pop(view.handle, None) is not None:
             self.tab.page.send(f.ViewTools(view=view.handle, tools=[]))
 
@@ -61,7 +61,7 @@ class AppTools:
             for t in group.tools]
         self.tab.page.send(f.ViewTools(view=handle, tools=tools))
 
-    def _find(self, handle: str, name: str) -> tuple[LiveView, ViewTools, AppTool]:
+    def _find(self, handle: str, name: str) -> tuple[ViewDriver, ViewTools, AppTool]:
         group = self.offered.get(handle)
         tool = next((t for t in group.tools if t.name == name), None) if group else None
         view = self.tab.views.live.get(handle)
@@ -77,17 +77,17 @@ class AppTools:
         except CallFailed as exc:
             self.tab.page.notice(str(exc), "error")
             return
-        call_id = self.tab.calls.new_id()
+        call_id = self.tab.runner.new_id()
         record = {"server": group.server, "tool": name, "arguments": arguments, "source": "person",
                   "appToolOf": group.label, "status": "running"}
         task = asyncio.create_task(self._person_call(call_id, view, name, arguments, record))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
 
-    async def _person_call(self, call_id: int, view: LiveView, name: str, arguments: dict[str, Any],
+    async def _person_call(self, call_id: int, view: ViewDriver, name: str, arguments: dict[str, Any],
                            record: dict[str, Any]) -> None:
         try:
-            await self.tab.calls.run(call_id, view.server, name, arguments, "person", record=record,
+            await self.tab.runner.run(call_id, view.server, name, arguments, "person", record=record,
                                      app_tool_of=view)
         except CallFailed:
             pass  # the card says why
@@ -121,7 +121,7 @@ class AppTools:
             self._not_run(call_id, tool, arguments, record, reason)
         if view.handle not in tab.views.live:
             self._not_run(call_id, tool, arguments, record, f"the view {group.label} closed while the person decided")
-        return await tab.calls.run(call_id, group.server, tool.name, arguments, "model", record=record,
+        return await tab.runner.run(call_id, group.server, tool.name, arguments, "model", record=record,
                                    app_tool_of=view)
 
     def _not_run(self, call_id: int, tool: ModelTool, arguments: dict[str, Any], record: dict[str, Any],

@@ -15,10 +15,10 @@ from ..values.content import error_result
 from ..values.templates import Template
 from ..values.tools import tool_entry
 from . import frames as f
-from .calls import CallCard
+from .driver import ViewDriver
 from .journal import Journal
-from .live import LiveView
 from .pins import Pins
+from .runner import CallCard
 from .services import TabServices
 from .turns import Turns
 
@@ -113,7 +113,7 @@ class ConversationService:
             return stored
 
     async def _replay_call(self, data: dict[str, Any], placeholder: bool = False) -> None:
-        call_id = self.tab.calls.new_id()
+        call_id = self.tab.runner.new_id()
         CallCard(self.tab.page, call_id).replay(data)
         view = data.get("view")
         if not isinstance(view, dict):
@@ -137,7 +137,7 @@ class ConversationService:
             await self._replay_view(*kept)
 
     async def _replay_view(self, call_id: int, data: dict[str, Any], view: dict[str, Any],
-                           replaces: str | None = None) -> LiveView | None:
+                           replaces: str | None = None) -> ViewDriver | None:
         """Mount a kept call's view from its stored template and give it the call's input and result."""
         row = await self.journal.call(self.repo.load_template, view.get("sha256"))
         entry = tool_entry(str(data.get("server")), data.get("definition") or {"name": data.get("tool")})
@@ -150,14 +150,12 @@ class ConversationService:
         live = views.mount(call_id, entry, await self._current(entry.server, Template.from_stored(row)),
                            instance=instance,
                            widget_state=state.get("structuredContent") if state else None, replaces=replaces)
-        session = live.session
-        views.apply(live, session.tool_input(data.get("arguments", {})))
-        status = data.get("status")
+        status, result, cancelled = data.get("status"), None, None
         if status in ("ok", "tool-error"):
-            views.apply(live, session.tool_result(data.get("result") or {"content": []}))
+            result = data.get("result") or {"content": []}
         elif status == "failed":
-            views.apply(live, session.tool_result(error_result(data.get("error") or "failed")))
+            result = error_result(data.get("error") or "failed")
         else:
-            views.apply(live, session.tool_cancelled(
-                "cancelled by the person" if status == "cancelled" else "interrupted: the host stopped"))
+            cancelled = "cancelled by the person" if status == "cancelled" else "interrupted: the host stopped"
+        views.replay(live, data.get("arguments", {}), result, cancelled)
         return live

@@ -5,8 +5,8 @@ moves when the view is mounted again. Written when it changes (a view sends at m
 
 from __future__ import annotations
 
+from .driver import ViewDriver
 from .journal import Journal
-from .live import LiveView
 
 
 class ViewHeights:
@@ -14,7 +14,7 @@ class ViewHeights:
         self.journal = journal
         self._kept: dict[str, int] = {}  # view instance -> the height last written for it
 
-    def resized(self, view: LiveView, height: int) -> None:
+    def resized(self, view: ViewDriver, height: int) -> None:
         """A view of a conversation was given ``height`` inline (a pinned one never waits as a placeholder)."""
         if self.journal is None or view.instance is None or view.conversation is None or view.pinned:
             return

@@ -17,17 +17,17 @@ from typing import Any, Protocol
 
 from ..values.templates import Template
 from ..values.tools import ToolEntry
-from ..views import effects as fx
+from ..views import events as ev
 from ..views.effects import ViewState
 from . import frames as f
 from .core import Host
-from .live import LiveView
+from .driver import ViewDriver
 from .page import Page
 
 log = logging.getLogger("mcp_apps_host.lazy")
 
 # Mount the view again in the placeholder's place (the handle it replaces); None if it cannot be.
-Restore = Callable[[str], Awaitable[LiveView | None]]
+Restore = Callable[[str], Awaitable[ViewDriver | None]]
 
 PARK_REASON = "out of sight: the conversation keeps only max_live_views views running"
 
@@ -37,18 +37,16 @@ class _Views(Protocol):
 
     host: Host
     page: Page
-    live: dict[str, LiveView]
+    live: dict[str, ViewDriver]
 
     def mount(self, call_id: int, entry: ToolEntry, template: Template, trust: str = ...,
               instance: str | None = ..., widget_state: dict[str, Any] | None = ...,
-              replaces: str | None = ...) -> LiveView: ...
+              replaces: str | None = ...) -> ViewDriver: ...
 
-    def replay(self, view: LiveView, arguments: dict[str, Any] | None, result: dict[str, Any] | None,
+    def replay(self, view: ViewDriver, arguments: dict[str, Any] | None, result: dict[str, Any] | None,
                cancelled: str | None) -> None: ...
 
-    def apply(self, view: LiveView, effects: list[fx.Effect]) -> None: ...
-
-    def forget(self, view: LiveView, remove: bool) -> None: ...
+    def forget(self, view: ViewDriver, remove: bool) -> None: ...
 
 
 def to_tear_down(live: Iterable[str], last_seen: dict[str, int], visible: set[str], keep: set[str],
@@ -80,7 +78,7 @@ class LazyViews:
 
     # ---- what the page sees ----------------------------------------------------------------------
 
-    def mounted(self, view: LiveView) -> None:
+    def mounted(self, view: ViewDriver) -> None:
         """A new view is drawn where the person is looking (the end of the conversation, or a placeholder
         they scrolled to) until the page says otherwise."""
         self.visible.add(view.handle)
@@ -106,7 +104,7 @@ class LazyViews:
             self.visible.discard(handle)
             self.enforce()
 
-    def _kept(self, view: LiveView) -> bool:
+    def _kept(self, view: ViewDriver) -> bool:
         """Views that must keep running whatever the count."""
         s = view.session
         return (view.pinned or s.state != ViewState.READY or s.display_mode != "inline" or s.busy()
@@ -121,11 +119,11 @@ class LazyViews:
 
     # ---- putting away and bringing back ----------------------------------------------------------
 
-    def park(self, view: LiveView) -> None:
+    def park(self, view: ViewDriver) -> None:
         self.parking.add(view.handle)
-        self.views.apply(view, view.session.teardown(PARK_REASON))
+        view.drive(ev.Teardown(PARK_REASON))
 
-    def closed(self, view: LiveView) -> bool:
+    def closed(self, view: ViewDriver) -> bool:
         """The view's teardown finished: True when it was being put away (it now waits as a placeholder)."""
         if view.handle not in self.parking:
             return False
@@ -147,7 +145,7 @@ class LazyViews:
                                          parked=True, height=height))
         return handle
 
-    async def unpark(self, handle: str) -> LiveView | None:
+    async def unpark(self, handle: str) -> ViewDriver | None:
         restore = self.parked.pop(handle, None)
         if restore is None:
             return None
@@ -159,7 +157,7 @@ class LazyViews:
                                                   error="This view could not be mounted again."))
             return None
 
-    def _restore_live(self, view: LiveView) -> Restore:
+    def _restore_live(self, view: ViewDriver) -> Restore:
         """What it takes to mount a view put away from this tab: the same template, input and result."""
         session, views = view.session, self.views
         spec, template, trust = session.spec, view.mounted.template, view.trust
@@ -167,7 +165,7 @@ class LazyViews:
         state = session.model_context.structured_content if session.model_context else spec.widget_state
         call_id, instance = view.call_id, view.instance
 
-        async def restore(replaces: str) -> LiveView | None:
+        async def restore(replaces: str) -> ViewDriver | None:
             if call_id is None:
                 return None
             new = views.mount(call_id, spec.tool, template, trust, instance=instance, widget_state=state,

@@ -14,9 +14,10 @@ from ..values.tools import ToolEntry
 from . import frames as f
 from .audit import Auditor
 from .core import Host
+from .driver import ViewDriver
 from .journal import ConversationLog
 from .page import Page
-from .views import LiveView, Views
+from .views import Views
 
 
 class Mounting:
@@ -28,7 +29,7 @@ class Mounting:
         self.log = log
         self._held: dict[int, asyncio.Future[bool]] = {}  # calls whose view waits for the person's review
 
-    async def mount(self, call_id: int, entry: ToolEntry, record: dict[str, Any]) -> LiveView | None:
+    async def mount(self, call_id: int, entry: ToolEntry, record: dict[str, Any]) -> ViewDriver | None:
         """The call's view, or None when it cannot render (the reason is shown and kept in ``record``)."""
         assert entry.resource_uri
         try:
@@ -91,7 +92,7 @@ class Mounting:
                    reason="the server's watched files changed (serve --watch)")
         return "changed"
 
-    async def remount(self, view: LiveView) -> LiveView | None:
+    async def remount(self, view: ViewDriver) -> ViewDriver | None:
         """Render an open view again from its server's current template, with its last input and result
         (`serve --watch`); None when the template is the same or cannot be used."""
         entry = view.session.spec.tool

@@ -13,14 +13,14 @@ from ..store.view_pins import ViewPin
 from ..values.templates import Template
 from ..values.tools import tool_entry
 from . import frames as f
+from .driver import ViewDriver
 from .journal import Journal
-from .live import LiveView
 from .services import TabServices
 
 log = logging.getLogger("mcp_apps_host.pins")
 
 
-def call_record(view: LiveView) -> dict[str, Any]:
+def call_record(view: ViewDriver) -> dict[str, Any]:
     """What it takes to mount the view again: its call as the conversation keeps it."""
     s = view.session
     template = view.mounted.template
@@ -90,7 +90,7 @@ class Pins:
         entry = tool_entry(str(call.get("server")), call.get("definition") or {"name": call.get("tool")})
         state = await self.journal.call(self.journal.conversations.load_view_state, pin.instance)
         views = self.tab.views
-        live = views.mount(self.tab.calls.new_id(), entry, Template.from_stored(row), instance=pin.instance,
+        live = views.mount(self.tab.runner.new_id(), entry, Template.from_stored(row), instance=pin.instance,
                            widget_state=state.get("structuredContent") if state else None, pinned=True,
                            conversation=pin.conversation)
         live.in_panel = True

@@ -19,7 +19,7 @@ from ..values.templates import Template
 from ..values.tools import ToolEntry
 from ..views.effects import ViewState
 from .core import Host
-from .live import LiveView
+from .driver import ViewDriver
 from .prepared import PreparedProxies
 
 log = logging.getLogger("mcp_apps_host.prebooted")
@@ -27,15 +27,15 @@ log = logging.getLogger("mcp_apps_host.prebooted")
 
 class _Views(Protocol):
     host: Host
-    live: dict[str, LiveView]
+    live: dict[str, ViewDriver]
     prepared: PreparedProxies
     closed: bool
 
     def mount(self, call_id: int | None, entry: ToolEntry, template: Template, trust: str = ...,
               instance: str | None = ..., widget_state: None = ..., replaces: str | None = ...,
-              pinned: bool = ..., conversation: str | None = ..., prebooted: bool = ...) -> LiveView: ...
+              pinned: bool = ..., conversation: str | None = ..., prebooted: bool = ...) -> ViewDriver: ...
 
-    def discard(self, view: LiveView, reason: str) -> None: ...
+    def discard(self, view: ViewDriver, reason: str) -> None: ...
 
 
 # After the view that asked is up: the app just shown gets the CPU first, the next one boots after.
@@ -45,21 +45,21 @@ BOOT_DELAY = 1.0
 class PrebootedViews:
     def __init__(self, views: _Views) -> None:
         self.views = views
-        self.held: dict[str, tuple[LiveView, asyncio.TimerHandle]] = {}  # by `_key`
+        self.held: dict[str, tuple[ViewDriver, asyncio.TimerHandle]] = {}  # by `_key`
         self._after: dict[str, tuple[ToolEntry, Template]] = {}  # booted once this view is up (by handle)
         self._looked_at: set[str] = set()  # templates `boot_accepted` asked trust about (by `_key`)
 
-    def boot_after(self, view: LiveView, entry: ToolEntry, template: Template) -> None:
+    def boot_after(self, view: ViewDriver, entry: ToolEntry, template: Template) -> None:
         """Once ``view`` is up (and a moment later, so the two do not race for the CPU), load the next
         proxy for its origin and boot the next view of ``template``."""
         self._after[view.handle] = (entry, template)
 
-    def view_up(self, view: LiveView) -> None:
+    def view_up(self, view: ViewDriver) -> None:
         after = self._after.pop(view.handle, None)
         if after is not None:
             asyncio.get_running_loop().call_later(BOOT_DELAY, self._next, *after)
 
-    def failed(self, view: LiveView) -> bool:
+    def failed(self, view: ViewDriver) -> bool:
         """Whether ``view`` failed while held for a call (its app never asked, or its frame broke); it is let
         go, and its frame should go too: nobody sees it, and it would keep its origin's renderer in use."""
         for key, (held, timer) in list(self.held.items()):
@@ -113,7 +113,7 @@ class PrebootedViews:
                     known.setdefault(self._key(template), (entry, template))
         return list(known.values())
 
-    def view_gone(self, view: LiveView) -> None:
+    def view_gone(self, view: ViewDriver) -> None:
         self._after.pop(view.handle, None)
 
     def boot(self, entry: ToolEntry, template: Template) -> None:
@@ -124,7 +124,7 @@ class PrebootedViews:
         timer = loop.call_later(self.views.host.limits.prebooted_view_max_age, self._recycle, view, entry, template)
         self.held[self._key(template)] = (view, timer)
 
-    def take(self, template: Template) -> LiveView | None:
+    def take(self, template: Template) -> ViewDriver | None:
         held = self.held.pop(self._key(template), None)
         if held is None:
             return None
@@ -166,7 +166,7 @@ class PrebootedViews:
         held_bytes = sum(len(view.session.spec.html) for view, _ in self.held.values())
         return held_bytes + len(template.html) <= limits.prebooted_views_max_bytes
 
-    def _recycle(self, view: LiveView, entry: ToolEntry, template: Template) -> None:
+    def _recycle(self, view: ViewDriver, entry: ToolEntry, template: Template) -> None:
         if self.held.get(self._key(template), (None,))[0] is not view:
             return
         del self.held[self._key(template)]

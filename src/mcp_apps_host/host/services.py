@@ -12,6 +12,7 @@ from .core import Host
 from .journal import ConversationLog
 from .mounting import Mounting
 from .page import Page
+from .runner import CallRunner
 from .views import Views
 
 
@@ -24,5 +25,6 @@ class TabServices:
     consents: Consents
     views: Views
     mounting: Mounting
-    calls: Calls
+    runner: CallRunner  # every call's card, record and audit trail
+    calls: Calls  # the person's calls
     asks: TabAsks  # what servers ask the person in this tab

@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import InvalidFrame
-from ..servers.connection import ProgressFn
 from ..values.apptools import AppTool
 from ..values.content import content_text
 from ..version import __version__
@@ -33,14 +32,16 @@ from .commands import Commands
 from .consents import Consents
 from .conversations import ConversationService
 from .core import Host
+from .driver import ViewDriver
 from .heights import ViewHeights
 from .inspector import Inspector
 from .journal import ConversationLog
 from .mounting import Mounting
 from .page import Page
+from .runner import CallRunner
 from .services import TabServices
 from .turns import Turns
-from .views import LiveView, Views
+from .views import Views
 
 log = logging.getLogger("mcp_apps_host.tab")
 
@@ -56,11 +57,12 @@ class Tab:
         conversation = ConversationLog(host.conversations, self._written)
         audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id)
         consents = Consents(page, host.consent)
-        views = Views(host, self.env, page, audit, consents, self._run_view_call, listener=self)
-        mounting = Mounting(host, page, views, audit, conversation)
         asks = TabAsks(page, consents, audit, host.limits, host.identity.key)
-        calls = Calls(host, page, conversation, audit, views, mounting, asks)
-        self.services = TabServices(host, page, conversation, audit, consents, views, mounting, calls, asks)
+        runner = CallRunner(host, page, conversation, audit, asks)
+        views = Views(host, self.env, page, audit, consents, tools=runner, news=self)
+        mounting = Mounting(host, page, views, audit, conversation)
+        calls = Calls(runner, page, conversation, mounting)
+        self.services = TabServices(host, page, conversation, audit, consents, views, mounting, runner, calls, asks)
         if host.asks is not None:
             host.asks.attach(asks)
         self.apptools = AppTools(self.services)
@@ -179,10 +181,6 @@ class Tab:
         if self.conversations is not None:  # without a store there is one conversation, kept nowhere
             await action(self.conversations)
 
-    async def _run_view_call(self, server: str, tool: str, arguments: dict[str, Any],
-                             on_progress: ProgressFn) -> dict[str, Any]:
-        return await self.services.calls.for_view(server, tool, arguments, on_progress)
-
     # ---- another tab of the same conversation (here or on another worker) --------------------------------
 
     def _written(self, conversation: str, item: int, kind: str, op: str) -> None:
@@ -212,9 +210,9 @@ class Tab:
         else:
             await conversations.show(item)
 
-    # ---- what views send into the conversation (Views' listener) ---------------------------------------
+    # ---- what views send into the conversation (ViewNews) ---------------------------------------
 
-    def chat_message(self, view: LiveView, message: PostChatMessage) -> None:
+    def chat_message(self, view: ViewDriver, message: PostChatMessage) -> None:
         text = content_text(message.content)
         data = {"role": message.role, "source": view.server, "text": text}
         self.page.send(f.ChatMessage(role=message.role, source=view.server, text=text, view=view.handle))
@@ -222,7 +220,7 @@ class Tab:
         if self.turns is not None:
             self.turns.say(text, source=view.server)  # the person approved it: it is their message now
 
-    def model_context(self, view: LiveView, update: ModelContextUpdated) -> None:
+    def model_context(self, view: ViewDriver, update: ModelContextUpdated) -> None:
         journal, conversation = self.services.log.journal, self.services.log.conversation_id
         if journal is not None and conversation is not None and view.instance is not None:
             state = {"content": update.content, "structuredContent": update.structured_content}
@@ -231,13 +229,13 @@ class Tab:
             self.turns.context.update(view.handle, view.server, view.session.spec.tool.name,
                                       update.content, update.structured_content)
 
-    def app_tools_changed(self, view: LiveView, tools: tuple[AppTool, ...]) -> None:
+    def app_tools_changed(self, view: ViewDriver, tools: tuple[AppTool, ...]) -> None:
         self.apptools.changed(view, tools)
 
-    def resized(self, view: LiveView, height: int) -> None:
+    def resized(self, view: ViewDriver, height: int) -> None:
         self.heights.resized(view, height)
 
-    def view_gone(self, view: LiveView) -> None:
+    def view_gone(self, view: ViewDriver) -> None:
         self.apptools.gone(view)
         if self.turns is not None:
             self.turns.context.forget(view.handle)

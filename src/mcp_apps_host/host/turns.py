@@ -18,11 +18,11 @@ from ..errors import CallFailed, IllegalTransition
 from ..values import protocol as M
 from ..values.content import error_result
 from ..values.tools import ToolEntry
-from ..views.effects import Effect
+from ..views import events as vev
 from . import frames as f
 from .apptools import AppTools
-from .calls import CallCard
-from .live import LiveView
+from .driver import ViewDriver
+from .runner import CallCard
 from .services import TabServices
 
 log = logging.getLogger("mcp_apps_host.turns")
@@ -36,12 +36,12 @@ class _ModelCall:
     entry: ToolEntry | None
     record: dict[str, Any]
     app_tool: ModelTool | None = None  # a tool a view offers of its own
-    view: LiveView | None = None
-    mounting: asyncio.Task[LiveView | None] | None = None
+    view: ViewDriver | None = None
+    mounting: asyncio.Task[ViewDriver | None] | None = None
     input_sent: bool = False
-    waiting: list[Callable[[LiveView], None]] = field(default_factory=list)  # view updates before it is mounted
+    waiting: list[Callable[[ViewDriver], None]] = field(default_factory=list)  # view updates before it is mounted
 
-    def to_view(self, update: Callable[[LiveView], None]) -> None:
+    def to_view(self, update: Callable[[ViewDriver], None]) -> None:
         if self.view is not None:
             update(self.view)
         elif self.mounting is not None:
@@ -118,7 +118,7 @@ class Turns:
             self._finish_text()
             for call in self._calls.values():
                 if call.view is not None:
-                    tab.views.apply(call.view, _cancel(call.view, "stopped by the person"))
+                    _cancel(call.view, "stopped by the person")
             tab.page.notice("Stopped.")
             raise
         finally:
@@ -147,19 +147,19 @@ class Turns:
             call = self._calls.get(event.call_id)
             if call is not None and event.parsed is not None and not call.input_sent:
                 parsed = event.parsed
-                call.to_view(lambda v: tab.views.apply(v, v.session.tool_input_partial(parsed)))
+                call.to_view(lambda v: v.drive(vev.ToolInputPartial(parsed)))
         elif isinstance(event, ev.ToolCallFinished):
             call = self._calls.get(event.call_id)
             if call is not None:
                 call.input_sent = True
                 call.record["arguments"] = event.arguments
                 arguments = event.arguments
-                call.to_view(lambda v: tab.views.apply(v, v.session.tool_input(arguments)))
+                call.to_view(lambda v: v.drive(vev.ToolInput(arguments)))
         elif isinstance(event, (ev.ToolCallInvalid, ev.ToolCallCancelled)):
             call = self._calls.get(event.call_id)
             reason = event.error if isinstance(event, ev.ToolCallInvalid) else event.reason
             if call is not None:
-                call.to_view(lambda v: tab.views.apply(v, _cancel(v, reason)))
+                call.to_view(lambda v: _cancel(v, reason))
                 CallCard(tab.page, call.call_id).failed(reason, cancelled=isinstance(event, ev.ToolCallCancelled))
         elif isinstance(event, ev.StepLimitReached):
             self._notice(event.message)
@@ -185,10 +185,10 @@ class Turns:
         if offered is not None and offered.view is not None:  # a view's own tool: nothing to mount
             record: dict[str, Any] = {"server": offered.server, "tool": offered.name, "arguments": {},
                                       "source": "model", "status": "running", "appToolOf": offered.view_label}
-            self._calls[event.call_id] = _ModelCall(tab.calls.new_id(), None, record, app_tool=offered)
+            self._calls[event.call_id] = _ModelCall(tab.runner.new_id(), None, record, app_tool=offered)
             return
         entry = tab.host.servers.tool(offered.server, offered.name) if offered else None
-        call_id = tab.calls.new_id()
+        call_id = tab.runner.new_id()
         record = {"server": entry.server if entry else None, "tool": entry.name if entry else event.name,
                   "arguments": {}, "source": "model", "status": "running",
                   "definition": entry.definition if entry else None}
@@ -198,7 +198,7 @@ class Turns:
             # Mount at once: the template is cached, so the view is up while the arguments stream.
             call.mounting = asyncio.create_task(tab.mounting.mount(call_id, entry, record))
 
-            def mounted(task: asyncio.Task[LiveView | None]) -> None:
+            def mounted(task: asyncio.Task[ViewDriver | None]) -> None:
                 if task.cancelled() or task.exception() is not None or task.result() is None:
                     call.waiting.clear()
                     return
@@ -230,18 +230,18 @@ class Turns:
         if decision == "deny" or (decision == "ask" and not await tab.consents.ask_model_tool_call(entry, arguments)):
             return self._not_run(call, server, tool, arguments, reason if decision == "deny" else "the person declined")
         try:
-            result = await tab.calls.run(call.call_id, server, tool, arguments, "model", record=call.record)
+            result = await tab.runner.run(call.call_id, server, tool, arguments, "model", record=call.record)
         except CallFailed as exc:
             result = error_result(str(exc))
         except asyncio.CancelledError:
             if call.view is not None:
-                tab.views.apply(call.view, _cancel(call.view, "stopped by the person"))
+                _cancel(call.view, "stopped by the person")
             raise
         if call.view is not None:
             view = call.view
             if not call.input_sent:
-                tab.views.apply(view, view.session.tool_input(arguments))
-            tab.views.apply(view, view.session.tool_result(result))
+                view.drive(vev.ToolInput(arguments))
+            view.drive(vev.ToolResult(result))
         return ToolOutcome.from_call_result(result)
 
     def _not_run(self, call: _ModelCall, server: str, tool: str, arguments: dict[str, Any], why: str) -> ToolOutcome:
@@ -252,12 +252,12 @@ class Turns:
         call.record.update(arguments=arguments, status="failed", error=f"not run: {why}", durationMs=0)
         self.tab.log.keep("tool-call", call.record)
         if call.view is not None:
-            self.tab.views.apply(call.view, _cancel(call.view, why))
+            _cancel(call.view, why)
         return ToolOutcome.from_call_result(error_result(f"Not run: {why}."))
 
 
-def _cancel(view: LiveView, reason: str) -> list[Effect]:
+def _cancel(view: ViewDriver, reason: str) -> None:
     try:
-        return view.session.tool_cancelled(reason)
+        view.drive(vev.ToolCancelled(reason))
     except IllegalTransition:
-        return []  # it already has its result
+        pass  # it already has its result

@@ -1,69 +1,62 @@
-"""The views of one tab: mount them, hand them what the page relays, carry out their effects.
+"""The views of one tab: mount them, route to each what the page relays, and keep track of which are live.
 
-`ViewSession` (sans-IO) makes every protocol decision; this module does the I/O it
-asks for through the table of effect handlers in `viewfx.py`: frames to the page,
-requests to the view's own server (`proxied.py`), timers, consent questions. It also
-calls the tools a view offers of its own, for the model or the person.
+Each live view has its `ViewDriver` (`driver.py`), which its session's effects go through;
+this registry mounts them, hands them over for calls (booted ahead, put away and back), and
+hears from each driver when its view is up or has ended (`ViewLifecycle`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..errors import CallFailed
 from ..policy.csp import allow_attribute
 from ..policy.review import csp_entry_for
 from ..values.templates import Template
 from ..values.tools import ToolEntry
 from ..views import effects as fx
+from ..views import events as ev
 from ..views.context import HostEnvironment
 from ..views.session import ViewSession
 from . import frames as f
 from .audit import Auditor
 from .consents import Consents
 from .core import Host
+from .driver import ViewDriver, ViewNews, ViewPorts
 from .lazy import LazyViews
-from .live import LiveView, ViewListener
 from .page import Page
 from .pagetemplates import PageTemplates
+from .ports import ToolRunner
 from .prebooted import PrebootedViews
 from .prepared import PreparedProxies
-from .proxied import Proxied, ViewCallRunner
-from .viewfx import HANDLERS
 from .viewspecs import server_tools, view_spec
-
-__all__ = ["LiveView", "ViewListener", "Views"]
 
 
 class Views:
     def __init__(self, host: Host, env: HostEnvironment, page: Page, audit: Auditor, consents: Consents,
-                 run_view_call: ViewCallRunner, listener: ViewListener) -> None:
+                 tools: ToolRunner, news: ViewNews) -> None:
         self.host = host
         self.env = env
         self.page = page
         self.audit = audit
         self.consents = consents
-        self.listener = listener
-        self.proxied = Proxied(host, audit, run_view_call, self.apply, page)
-        self.live: dict[str, LiveView] = {}
+        self.news = news
+        self.ports = ViewPorts(host, page, audit, consents, tools, news, self, PageTemplates())
+        self.live: dict[str, ViewDriver] = {}
         self.lazy = LazyViews(self)
-        self.page_templates = PageTemplates()
         self.prepared = PreparedProxies(host, page)
         self.prebooted = PrebootedViews(self)
         self.closed = False
         self._tasks: set[asyncio.Task[None]] = set()
         host.origin_hung.add(self.origin_hung)
-        self.audited: object = None  # the decision already written with its message
 
     # ---- mounting ------------------------------------------------------------------------------
 
     def mount(self, call_id: int | None, entry: ToolEntry, template: Template, trust: str = "unchecked",
               instance: str | None = None, widget_state: dict[str, Any] | None = None,
               replaces: str | None = None, pinned: bool = False, conversation: str | None = None,
-              prebooted: bool = False) -> LiveView:
+              prebooted: bool = False) -> ViewDriver:
         """Mount a view of ``template`` for a call; with ``prebooted``, for no call yet: it boots hidden and
         waits at ui/initialize until `take_prebooted` gives it one."""
         host = self.host
@@ -75,7 +68,8 @@ class Views:
         # Each view has its own copy of the environment: the inspector may change one view's context only.
         session = ViewSession(view_spec(host, call_id, entry, template, widget_state), replace(self.env), host.limits)
         session.held_back = prebooted
-        view = LiveView(mounted, session, call_id, instance, trust=trust, pinned=pinned, conversation=conversation)
+        view = ViewDriver(mounted, session, self.ports, call_id, instance, trust=trust, pinned=pinned,
+                          conversation=conversation)
         self.live[mounted.handle] = view
         self.page.send(f.ViewMount(
             view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
@@ -88,11 +82,11 @@ class Views:
         if not prebooted:
             self.lazy.mounted(view)
         # The template goes now, while the proxy loads; the page hands it over on the proxy's ready.
-        self.apply(view, view.session.send_resource_ahead())
+        view.drive(ev.SendResource())
         return view
 
     def take_prebooted(self, call_id: int, entry: ToolEntry, template: Template, trust: str,
-                       instance: str | None) -> LiveView | None:
+                       instance: str | None) -> ViewDriver | None:
         """The view booted ahead for ``template``, now this call's (shown under it), or None."""
         view = self.prebooted.take(template)
         if view is None:
@@ -106,27 +100,27 @@ class Views:
         self.lazy.mounted(view)
         self.page.send(f.ViewAdopt(view=view.handle, call_id=call_id, server=entry.server, tool=entry.name,
                                    trust=trust))
-        self.apply(view, view.session.take(view_spec(self.host, call_id, entry, template, None)))
+        view.drive(ev.Take(view_spec(self.host, call_id, entry, template, None)))
         return view
 
-    def replay(self, view: LiveView, arguments: dict[str, Any] | None, result: dict[str, Any] | None,
+    def replay(self, view: ViewDriver, arguments: dict[str, Any] | None, result: dict[str, Any] | None,
                cancelled: str | None) -> None:
         """Give a view mounted again what its call gave the one before it."""
         if arguments is None:
             return
-        self.apply(view, view.session.tool_input(arguments))
+        view.drive(ev.ToolInput(arguments))
         if result is not None:
-            self.apply(view, view.session.tool_result(result))
+            view.drive(ev.ToolResult(result))
         elif cancelled is not None:
-            self.apply(view, view.session.tool_cancelled(cancelled))
+            view.drive(ev.ToolCancelled(cancelled))
 
-    def remount(self, old: LiveView, template: Template, trust: str) -> LiveView:
+    def remount(self, old: ViewDriver, template: Template, trust: str) -> ViewDriver:
         """The same view from a new template, in the old one's place, given what the old one was given."""
         assert old.call_id is not None
         state = old.session.model_context
         new = self.mount(old.call_id, old.session.spec.tool, template, trust, instance=old.instance,
                          widget_state=state.structured_content if state else None, replaces=old.handle)
-        old.session.fail("replaced by a new version of its template")
+        old.session.handle(ev.Fail("replaced by a new version of its template"))  # its place goes to the new one
         self.forget(old, remove=False)
         session = old.session
         self.replay(new, session.last_input, session.last_result, session.last_cancelled)
@@ -144,25 +138,8 @@ class Views:
 
     def message(self, handle: str, message: Any) -> None:
         view = self.live.get(handle)
-        if view is None:
-            return
-        limited = view.session.over_rate(message, asyncio.get_running_loop().time())
-        if limited is not None and not any(isinstance(e, fx.Refused) for e in limited):
-            self.apply(view, limited)  # refused again in the same burst: answered, not recorded
-            return
-        effects = view.session.receive(message) if limited is None else limited
-        # One row for the message, carrying what was decided about it.
-        verdict = next((e for e in effects if isinstance(e, (fx.Refused, fx.Decided))), None)
-        decision = "refused" if isinstance(verdict, fx.Refused) else verdict.decision if verdict else None
-        raw = message if isinstance(message, dict) else {"value": message}
-        method = raw.get("method")
-        self.audit("view->host", method if isinstance(method, str) else None, server=view.server, view=handle,
-                   msg_id=raw.get("id"), decision=decision, reason=verdict.reason if verdict else None, payload=raw)
-        self.audited = verdict
-        try:
-            self.apply(view, effects)
-        finally:
-            self.audited = None
+        if view is not None:
+            view.from_view(message)
 
     def csp_violation(self, handle: str, report: dict[str, Any]) -> None:
         """A CSP report from the browser: say which request was blocked and which declaration would allow it."""
@@ -185,17 +162,17 @@ class Views:
             return
         view = self.live.get(handle)
         if view is not None:
-            self.apply(view, view.session.teardown(reason))
+            view.drive(ev.Teardown(reason))
 
     def display_mode(self, handle: str, mode: str) -> None:
         view = self.live.get(handle)
         if view is not None:
-            self.apply(view, view.session.set_display_mode(mode))
+            view.drive(ev.DisplayModeRequested(mode))
 
     def container(self, handle: str, mode: str, width: int, height: int) -> None:
         view = self.live.get(handle)
         if view is not None:
-            self.apply(view, view.session.container_measured(mode, width, height))
+            view.drive(ev.ContainerMeasured(mode, width, height))
 
     def override_context(self, handle: str, display_mode: str | None, **changes: Any) -> None:
         """The inspector's controls, for one view: its host context changes live."""
@@ -203,16 +180,16 @@ class Views:
         if view is None:
             return
         if changes:
-            self.apply(view, view.session.host_context_changed(**changes))
+            view.drive(ev.HostContextChanged(changes))
         if display_mode is not None:
-            self.apply(view, view.session.switch_display_mode(display_mode))
+            view.drive(ev.DisplayModeRequested(display_mode))
         env = view.session.env
         if "container_width" in changes or "container_height" in changes:
             self.page.send(f.ViewSize(view=handle, width=env.container_width, height=env.container_height))
 
     def context_changed(self, **changes: Any) -> None:
         for view in list(self.live.values()):
-            self.apply(view, view.session.host_context_changed(**changes))
+            view.drive(ev.HostContextChanged(changes))
 
     def servers_changed(self) -> None:
         """A server may have changed its tools: its views may call what it offers now, and are told."""
@@ -220,7 +197,7 @@ class Views:
             spec = view.session.spec
             tools = server_tools(self.host, view.server)
             if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools:
-                self.apply(view, view.session.server_tools_changed(replace(spec, **tools)))
+                view.drive(ev.ServerToolsChanged(replace(spec, **tools)))
         self.prepared.refresh()
 
     def boot_accepted(self) -> None:
@@ -230,9 +207,9 @@ class Views:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def discard(self, view: LiveView, reason: str) -> None:
+    def discard(self, view: ViewDriver, reason: str) -> None:
         """End a view that was never shown (booted ahead, not taken): no teardown, its frame goes."""
-        view.session.fail(reason)
+        view.session.handle(ev.Fail(reason))  # nobody saw it: nothing to tell the page but that it goes
         self.forget(view, remove=True)
 
     def close_all(self, reason: str) -> None:
@@ -256,55 +233,30 @@ class Views:
         for view in list(self.live.values()):
             if keep_pinned and view.pinned:
                 continue
-            view.session.fail(reason)
+            view.session.handle(ev.Fail(reason))  # nobody is there to hear it: its effects go nowhere
             self.forget(view, remove=False)
         self.lazy.reset()
         self.consents.clear_views()
 
-    # ---- the tools a view offers of its own --------------------------------------------------------
+    # ---- what each driver tells of its view (ViewLifecycle) ---------------------------------------------
 
-    async def call_app_tool(self, handle: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Call a tool the view offers; the CallToolResult, or :class:`CallFailed` saying why there is none."""
-        view = self.live.get(handle)
-        if view is None:
-            raise CallFailed(f"app tool {name!r}: its view is closed, and the tools it offered went with it")
-        request_id, effects = view.session.call_app_tool(name, arguments)
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        view.app_calls[request_id] = answer
-        self.apply(view, effects)
-        try:
-            return await answer
-        except asyncio.CancelledError:
-            if handle in self.live:  # the view hears that nobody waits for the answer any more
-                self.apply(view, view.session.app_tools.cancel(request_id))
-            raise
-        finally:
-            view.app_calls.pop(request_id, None)
+    def ready(self, view: ViewDriver) -> None:
+        self.prebooted.view_up(view)
+        self.lazy.ready()
 
-    # ---- effects ---------------------------------------------------------------------------------
+    def ended(self, view: ViewDriver, change: fx.StateChanged) -> None:
+        if change.state == fx.ViewState.CLOSED and self.lazy.closed(view):
+            return  # put away out of sight: the page keeps a placeholder, not a closed view
+        self.page.send(f.ViewStateFrame(view=view.handle, state=str(change.state), error=change.error))
+        # A failed view stays in sight with its error, unless nobody saw it (booted ahead, never taken).
+        self.forget(view, remove=change.state == fx.ViewState.CLOSED or self.prebooted.failed(view))
 
-    def apply(self, view: LiveView, effects: list[fx.Effect]) -> None:
-        for effect in effects:
-            HANDLERS[type(effect)](self, view, effect)
-
-    def timer(self, view: LiveView, seconds: float, fire: Callable[[], list[fx.Effect]]) -> None:
-        loop = asyncio.get_running_loop()
-        view.timers.append(loop.call_later(seconds, lambda: self.apply(view, fire())))
-
-    def forget(self, view: LiveView, remove: bool) -> None:
-        self.consents.withdraw(view.handle)
-        for timer in view.timers:
-            timer.cancel()
-        for task in view.tasks.values():
-            task.cancel()
-        view.tasks.clear()
-        for waiting in view.app_calls.values():
-            if not waiting.done():
-                waiting.set_exception(CallFailed("the view closed before its tool answered"))
+    def forget(self, view: ViewDriver, remove: bool) -> None:
+        view.stop()
         self.live.pop(view.handle, None)
         self.lazy.forget(view.handle)
         self.prebooted.view_gone(view)
         self.host.unregister_view(view.handle)
-        self.listener.view_gone(view)
+        self.news.view_gone(view)
         if remove:
             self.page.send(f.ViewRemove(view=view.handle))

@@ -98,14 +98,13 @@ class AppToolClient:
 
     # ---- calls -------------------------------------------------------------------------------
 
-    def call(self, name: str, arguments: dict[str, Any]) -> tuple[RequestId, list[Effect]]:
-        """Send tools/call for one of the view's tools; the answer comes as an `AppToolResult`."""
+    def call(self, rid: RequestId, name: str, arguments: dict[str, Any]) -> list[Effect]:
+        """Send tools/call ``rid`` for one of the view's tools; the answer comes as an `AppToolResult`."""
         if not any(t.name == name for t in self.tools):
             offered = ", ".join(t.name for t in self.tools) or "none"
             raise CallFailed(f"the view offers no tool {name!r} (its tools: {offered})", rpc.INVALID_PARAMS)
-        rid = self._next_id()
         self._calls[rid] = name
-        return rid, [PostToView(rpc.request(rid, M.TOOLS_CALL, {"name": name, "arguments": arguments})),
+        return [PostToView(rpc.request(rid, M.TOOLS_CALL, {"name": name, "arguments": arguments})),
                      StartRequestTimer(rid, self.limits.app_tool_call_timeout)]
 
     def is_call(self, request_id: Any) -> bool:

@@ -14,6 +14,7 @@ from . import jsonrpc as rpc
 from .context import ViewSpec
 from .effects import Effect, PostToView, Refused, StartInitTimer, ViewState
 from .jsonrpc import Request
+from .states import Step, advance
 
 
 class Boot:
@@ -43,7 +44,7 @@ class Boot:
         return self._resource()
 
     def _resource(self) -> list[Effect]:
-        self.state = ViewState.RESOURCE_SENT
+        self.state = advance(self.state, Step.RESOURCE_SENT)
         return [
             PostToView(rpc.notification(M.SANDBOX_RESOURCE_READY, {
                 "html": self.spec.html,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import CallFailed, IllegalTransition
+from ..errors import CallFailed
 from ..settings import Limits
 from ..values import protocol as M
 from . import jsonrpc as rpc
@@ -18,6 +18,7 @@ from .apptools import AppToolClient
 from .context import HostEnvironment, ViewSpec
 from .effects import Effect, PostToView, ViewState
 from .jsonrpc import RequestId
+from .states import ToolPhase, ToolStep, tool_step
 
 
 class HostToView:
@@ -27,8 +28,7 @@ class HostToView:
     state: ViewState
     app_tools: AppToolClient
     _queue: list[dict[str, Any]]
-    _sent_input: bool
-    _sent_result: bool
+    tool_phase: ToolPhase
     # What the view was given, so that it can be rendered again the same way (`serve --watch`).
     last_input: dict[str, Any] | None
     last_result: dict[str, Any] | None
@@ -47,15 +47,15 @@ class HostToView:
 
     # ---- the view's own tools (host → view) --------------------------------------------------
 
-    def call_app_tool(self, name: str, arguments: dict[str, Any]) -> tuple[RequestId, list[Effect]]:
-        """tools/call for a tool the view offers; the answer comes back as an `AppToolResult`.
+    def call_app_tool(self, request_id: RequestId, name: str, arguments: dict[str, Any]) -> list[Effect]:
+        """tools/call, as ``request_id``, for a tool the view offers; the answer comes back as an `AppToolResult`.
 
         Raises :class:`CallFailed` when the view is not up or offers no such tool.
         """
         if self.state != ViewState.READY:
             raise CallFailed(f"the view of {self.spec.server} · {self.spec.tool.name} is {self.state}: "
                              "its tools are gone with it", rpc.INVALID_REQUEST)
-        return self.app_tools.call(name, arguments)
+        return self.app_tools.call(request_id, name, arguments)
 
     def request_timed_out(self, request_id: RequestId) -> list[Effect]:
         return self.app_tools.timed_out(request_id)
@@ -78,30 +78,21 @@ class HostToView:
         return [PostToView(message)]
 
     def tool_input_partial(self, arguments: dict[str, Any]) -> list[Effect]:
-        if self._sent_input:
-            raise IllegalTransition("tool-input-partial after tool-input")
+        self.tool_phase = tool_step(self.tool_phase, ToolStep.INPUT_PARTIAL)
         return self._send(rpc.notification(M.TOOL_INPUT_PARTIAL, {"arguments": arguments}))
 
     def tool_input(self, arguments: dict[str, Any]) -> list[Effect]:
-        if self._sent_input:
-            raise IllegalTransition("tool-input is sent at most once")
-        self._sent_input = True
+        self.tool_phase = tool_step(self.tool_phase, ToolStep.INPUT)
         self.last_input = arguments
         return self._send(rpc.notification(M.TOOL_INPUT, {"arguments": arguments}))
 
     def tool_result(self, result: dict[str, Any]) -> list[Effect]:
-        if not self._sent_input:
-            raise IllegalTransition("tool-result before tool-input")
-        if self._sent_result:
-            raise IllegalTransition("tool-result or tool-cancelled was sent already")
-        self._sent_result = True
+        self.tool_phase = tool_step(self.tool_phase, ToolStep.RESULT)
         self.last_result = result
         return self._send(rpc.notification(M.TOOL_RESULT, result))
 
     def tool_cancelled(self, reason: str) -> list[Effect]:
-        if self._sent_result:
-            raise IllegalTransition("tool-result or tool-cancelled was sent already")
-        self._sent_result = True
+        self.tool_phase = tool_step(self.tool_phase, ToolStep.CANCELLED)
         self.last_cancelled = reason
         return self._send(rpc.notification(M.TOOL_CANCELLED, {"reason": reason}))
 

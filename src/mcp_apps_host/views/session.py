@@ -16,13 +16,14 @@ own are the business of `AppToolClient` (`apptools.py`).
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, assert_never
 
 from ..errors import InvalidMessage
 from ..settings import Limits
 from ..values import protocol as M
 from ..values.protocol import LOG_LEVELS, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from ..version import __version__
+from . import events as ev
 from . import jsonrpc as rpc
 from .apptools import AppToolClient
 from .boot import Boot
@@ -46,6 +47,7 @@ from .lifecycle import HostToView
 from .pending import PendingRequests
 from .ratelimit import MessageRate, over_rate
 from .requests import REQUEST_HANDLERS
+from .states import ENDED, Step, ToolPhase, advance
 
 # Frames deeper than 256 levels are cut before they are parsed; a depth rule above that would
 # let a cut message through.
@@ -69,10 +71,9 @@ class ViewSession(HostToView, DisplayControl, Boot):
         self._pending = PendingRequests()
         self.rate = MessageRate(limits.max_view_messages_per_second)
         self._host_ids = itertools.count()
-        self.app_tools = AppToolClient(limits, lambda: next(self._host_ids))
+        self.app_tools = AppToolClient(limits, self.next_host_id)
         self._teardown_id: RequestId | None = None
-        self._sent_input = False
-        self._sent_result = False
+        self.tool_phase = ToolPhase.AWAITING_INPUT
         self._resource_ahead = False  # sent with the mount (`send_resource_ahead`)
         self._proxy_seen = False
         # A view booted ahead of its call keeps its ui/initialize unanswered until a call takes it
@@ -84,11 +85,65 @@ class ViewSession(HostToView, DisplayControl, Boot):
         self.last_result: dict[str, Any] | None = None
         self.last_cancelled: str | None = None
 
+    # ---- the one way in ------------------------------------------------------------------
+
+    def handle(self, event: ev.Event) -> list[Effect]:
+        """Whatever happened to the view, and what the host must do about it."""
+        match event:
+            case ev.FromView(message):
+                return self.receive(message)
+            case ev.SendResource():
+                return self.send_resource_ahead()
+            case ev.Take(spec):
+                return self.take(spec)
+            case ev.ToolInputPartial(arguments):
+                return self.tool_input_partial(arguments)
+            case ev.ToolInput(arguments):
+                return self.tool_input(arguments)
+            case ev.ToolResult(result):
+                return self.tool_result(result)
+            case ev.ToolCancelled(reason):
+                return self.tool_cancelled(reason)
+            case ev.RequestCompleted(request_id, result, error):
+                return self.complete_request(request_id, result, error)
+            case ev.Progress(token, progress, total, message):
+                return self.progress(token, progress, total, message)
+            case ev.ConsentAnswered(token, allowed):
+                return self.answer_consent(token, allowed)
+            case ev.CallAppTool(request_id, name, arguments):
+                return self.call_app_tool(request_id, name, arguments)
+            case ev.CancelAppTool(request_id):
+                return self.app_tools.cancel(request_id)
+            case ev.InitTimedOut():
+                return self.init_timed_out()
+            case ev.TeardownTimedOut():
+                return self.teardown_timed_out()
+            case ev.RequestTimedOut(request_id):
+                return self.request_timed_out(request_id)
+            case ev.Teardown(reason):
+                return self.teardown(reason)
+            case ev.Fail(reason):
+                return self.fail(reason)
+            case ev.DisplayModeRequested(mode):
+                return self.switch_display_mode(mode)
+            case ev.ContainerMeasured(mode, width, height):
+                return self.container_measured(mode, width, height)
+            case ev.HostContextChanged(changes):
+                return self.host_context_changed(**changes)
+            case ev.ServerToolsChanged(spec):
+                return self.server_tools_changed(spec)
+            case _:
+                assert_never(event)
+
+    def next_host_id(self) -> RequestId:
+        """An id for a request the host sends the view."""
+        return next(self._host_ids)
+
     # ---- from the view -----------------------------------------------------------------
 
     def receive(self, raw: Any) -> list[Effect]:
         """One message from the view. Never raises for anything the view sends."""
-        if self.state in (ViewState.CLOSED, ViewState.ERROR):
+        if self.state in ENDED:
             return [Refused(_method_of(raw), f"view is {self.state}")]
         # Before anything serialises it: Python's JSON encoder recurses too.
         max_depth = min(self.limits.max_view_message_depth, MAX_DEPTH)
@@ -183,7 +238,7 @@ class ViewSession(HostToView, DisplayControl, Boot):
         self.app_capabilities, self.app_info = caps, info
         requested = req.params.get("protocolVersion")
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else PROTOCOL_VERSION
-        self.state = ViewState.INITIALIZING
+        self.state = advance(self.state, Step.INITIALIZE_ANSWERED)
         return [PostToView(rpc.result(req.id, {
             "protocolVersion": version,
             "hostInfo": {"name": "mcp-apps-host", "version": __version__},
@@ -223,7 +278,7 @@ class ViewSession(HostToView, DisplayControl, Boot):
         if method == M.INITIALIZED:
             if self.state != ViewState.INITIALIZING:
                 return [Refused(method, f"initialized while {self.state}")]
-            self.state = ViewState.READY
+            self.state = advance(self.state, Step.INITIALIZED)
             queued, self._queue = self._queue, []
             return [StateChanged(ViewState.READY), *(PostToView(m) for m in queued),
                     *self.app_tools.start(self.app_capabilities)]
@@ -257,7 +312,7 @@ class ViewSession(HostToView, DisplayControl, Boot):
     def complete_request(self, request_id: RequestId, result: dict[str, Any] | None = None,
                          error: tuple[int, str] | None = None) -> list[Effect]:
         """The host finished a proxied request (tools/call, resources/read)."""
-        if not self._pending.complete(request_id) or self.state in (ViewState.CLOSED, ViewState.ERROR):
+        if not self._pending.complete(request_id) or self.state in ENDED:
             return []
         if error is not None:
             return [PostToView(rpc.error(request_id, error[0], error[1]))]
@@ -265,19 +320,19 @@ class ViewSession(HostToView, DisplayControl, Boot):
 
     def answer_consent(self, token: RequestId, allowed: bool) -> list[Effect]:
         effects = self._pending.answer(token, allowed)
-        if effects is None or self.state in (ViewState.CLOSED, ViewState.ERROR):
+        if effects is None or self.state in ENDED:
             return []
         return effects
 
     # ---- teardown ---------------------------------------------------------------------------
 
     def teardown(self, reason: str) -> list[Effect]:
-        if self.state in (ViewState.CLOSED, ViewState.TEARING_DOWN):
+        if self.state in ENDED or self.state == ViewState.TEARING_DOWN:
             return []
         if self.state != ViewState.READY:
             return self._closed()
-        self.state = ViewState.TEARING_DOWN
-        self._teardown_id = next(self._host_ids)
+        self.state = advance(self.state, Step.TEARDOWN_SENT)
+        self._teardown_id = self.next_host_id()
         return [PostToView(rpc.request(self._teardown_id, M.RESOURCE_TEARDOWN, {"reason": reason})),
                 StartTeardownTimer(self.limits.teardown_timeout)]
 
@@ -295,13 +350,13 @@ class ViewSession(HostToView, DisplayControl, Boot):
         return []
 
     def fail(self, reason: str) -> list[Effect]:
-        if self.state in (ViewState.CLOSED, ViewState.ERROR):
+        if self.state in ENDED:
             return []
-        self.state = ViewState.ERROR
+        self.state = advance(self.state, Step.FAILED)
         return [*self._drop_pending(f"the view failed: {reason}"), StateChanged(ViewState.ERROR, reason)]
 
     def _closed(self) -> list[Effect]:
-        self.state = ViewState.CLOSED
+        self.state = advance(self.state, Step.CLOSED)
         return [*self._drop_pending("the view was closed"), StateChanged(ViewState.CLOSED)]
 
     def _drop_pending(self, reason: str) -> list[Effect]:
