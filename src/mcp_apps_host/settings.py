@@ -42,8 +42,8 @@ class Limits:
     # template, held at ui/initialize until a call takes one), and the template bytes they may hold in all.
     prebooted_views_per_tab: int = 2
     prebooted_views_max_bytes: int = 8 * 1024 * 1024
-    # Seconds a booted-ahead view waits for a call before it is replaced by a fresh one: less than the
-    # 60 s an app SDK waits for its ui/initialize answer.
+    # Seconds a booted-ahead view waits for a call before it lapses (less than the 60 s an app SDK waits for
+    # its ui/initialize answer); it boots again when the person is about to call a tool (`intent`).
     prebooted_view_max_age: float = 45.0
     # Seconds to wait for a view's reply to ui/resource-teardown.
     teardown_timeout: float = 3.0

@@ -53,7 +53,7 @@ def booted() -> vs.ViewSession:
 def test_a_booted_view_waits_at_initialize_until_a_call_takes_it() -> None:
     s = booted()
     assert s.receive(INIT) == []  # held: no answer, no tool data
-    assert s.init_timed_out() == []  # the host recycles it; it does not fail while it waits
+    assert s.init_timed_out() == []  # the host lets it lapse; it does not fail while it waits
     assert s.tool_input({"x": 1}) == []  # anything for the view waits for its handshake
     [answer] = posts(s.take(spec("second", 42)))
     assert answer["id"] == 0
@@ -120,3 +120,31 @@ async def test_a_view_booted_ahead_that_never_asks_is_removed_from_the_page(tmp_
             call_id = await call(second, "fine", "fine-view")
             mount = await second.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id)
             assert mount["type"] == "view-mount" and mount["view"] != ahead["view"]
+
+
+@pytest.mark.anyio
+async def test_a_view_booted_ahead_lapses_unused_and_boots_again_only_on_the_persons_intent(tmp_path) -> None:
+    """An open page left alone costs nothing: a booted view nobody took is ended, not started again, until
+    the person is about to call a tool."""
+    limits = Limits(prebooted_view_max_age=1, view_init_timeout=120)
+    app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db", limits=limits)
+    async with app.lifespan():
+        async with open_tab(app, started=True) as first:  # the person is shown the view once: it is accepted
+            call_id = await call(first, "fine", "fine-view")
+            await first.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id)
+        async with open_tab(app, started=True) as second:
+            ahead = await second.until(lambda f: f["type"] == "view-mount" and f["prebooted"], timeout=30)
+            await second.until(lambda f: f["type"] == "view-remove" and f["view"] == ahead["view"], timeout=30)
+            # A round trip after the removal: a view booted again with it would have been sent before the answer.
+            second.put({"type": "chat", "text": "/servers"})
+            await second.until(lambda f: f["type"] == "notice" and "fine" in f["text"])
+            booted = second.frames(lambda f: f["type"] == "view-mount" and f["prebooted"])
+            assert [f["view"] for f in booted] == [ahead["view"]]
+            second.put({"type": "intent"})
+            again = await second.until(lambda f: f["type"] == "view-mount" and f["prebooted"]
+                                       and f["view"] != ahead["view"], timeout=30)
+            assert again["tool"] == "fine-view"
+            # Taken by the next call as the first one would have been.
+            call_id = await call(second, "fine", "fine-view")
+            adopted = await second.until(lambda f: f["type"] == "view-adopt" and f["callId"] == call_id, timeout=30)
+            assert adopted["view"] == again["view"]

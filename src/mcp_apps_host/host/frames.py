@@ -231,7 +231,15 @@ class ConversationDelete(Frame):
     id: _Name
 
 
-PageFrame = (Hello | Chat | Call | Stop | Cancel | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewVisible
+class Intent(Frame):
+    """The person is about to call a tool (the chat box took the focus, or the pointer reached a tool):
+    the views booted ahead that lapsed unused boot again."""
+
+    type: Literal["intent"]
+
+
+PageFrame = (Hello | Chat | Call | Stop | Cancel | Intent
+             | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewVisible
              | ViewPin | ViewClose | ViewHostContext
              | InspectorOpen | InspectorClose | Theme | ConsentReply | TrustReply | AppToolCall | ElicitReply
              | ConversationNew | ConversationOpen | ConversationRename | ConversationDelete)

@@ -4,9 +4,11 @@ started when a call comes.
 
 It waits at ui/initialize: its `toolInfo`, tool input and result exist only once a call takes it
 (`Views.take_prebooted`). Bounded by `prebooted_views_per_tab` and `prebooted_views_max_bytes`, one
-per template, and replaced by a fresh one after `prebooted_view_max_age` (before the app's SDK gives up
-waiting for its answer). Only the host's mount path starts one, after the template passed its checks;
-a template held back for the person's review never gets one.
+per template. One not taken within `prebooted_view_max_age` (before the app's SDK gives up waiting for
+its answer) lapses: it is ended, and boots again only when the person shows they are about to call a
+tool (`wake`), so a page left open costs nothing while nobody uses it. Only the host's mount path
+starts one, after the template passed its checks; a template held back for the person's review never
+gets one.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class PrebootedViews:
         self.held: dict[str, tuple[ViewDriver, asyncio.TimerHandle]] = {}  # by `_key`
         self._after: dict[str, tuple[ToolEntry, Template]] = {}  # booted once this view is up (by handle)
         self._looked_at: set[str] = set()  # templates `boot_accepted` asked trust about (by `_key`)
+        self._lapsed: dict[str, tuple[ToolEntry, Template]] = {}  # ended unused; boot again on `wake` (by `_key`)
 
     def boot_after(self, view: ViewDriver, entry: ToolEntry, template: Template) -> None:
         """Once ``view`` is up (and a moment later, so the two do not race for the CPU), load the next
@@ -121,7 +124,7 @@ class PrebootedViews:
             return
         view = self.views.mount(None, entry, template, prebooted=True)
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(self.views.host.limits.prebooted_view_max_age, self._recycle, view, entry, template)
+        timer = loop.call_later(self.views.host.limits.prebooted_view_max_age, self._lapse, view, entry, template)
         self.held[self._key(template)] = (view, timer)
 
     def take(self, template: Template) -> ViewDriver | None:
@@ -142,6 +145,7 @@ class PrebootedViews:
         self.held.clear()
         self._after.clear()
         self._looked_at.clear()  # another conversation: its views boot ahead again
+        self._lapsed.clear()
 
     def drop_origin(self, origin: str) -> None:
         """End the views booted ahead on ``origin`` (its renderer may hang)."""
@@ -166,11 +170,18 @@ class PrebootedViews:
         held_bytes = sum(len(view.session.spec.html) for view, _ in self.held.values())
         return held_bytes + len(template.html) <= limits.prebooted_views_max_bytes
 
-    def _recycle(self, view: ViewDriver, entry: ToolEntry, template: Template) -> None:
-        if self.held.get(self._key(template), (None,))[0] is not view:
+    def _lapse(self, view: ViewDriver, entry: ToolEntry, template: Template) -> None:
+        key = self._key(template)
+        if self.held.get(key, (None,))[0] is not view:
             return
-        del self.held[self._key(template)]
+        del self.held[key]
         if view.handle in self.views.live:
             self.views.discard(view, f"not taken within prebooted_view_max_age "
                                      f"({self.views.host.limits.prebooted_view_max_age:g} s)")
-        self.boot(entry, template)
+        self._lapsed[key] = (entry, template)
+
+    def wake(self) -> None:
+        """The person is about to call a tool: boot again what lapsed unused."""
+        lapsed, self._lapsed = self._lapsed, {}
+        for entry, template in lapsed.values():
+            self.boot(entry, template)

@@ -79,6 +79,7 @@ class Tab:
             f.Call: lambda fr: calls.from_page(fr.server, fr.tool, fr.arguments),
             f.Stop: lambda fr: self.turns.stop() if self.turns is not None else None,
             f.Cancel: lambda fr: calls.cancel(fr.call_id),
+            f.Intent: lambda fr: views.prebooted.wake(),
             f.ViewMessage: lambda fr: views.message(fr.view, fr.message),
             f.ViewDisplayModeRequest: lambda fr: views.display_mode(fr.view, fr.mode),
             f.ViewContainer: lambda fr: views.container(fr.view, fr.mode, fr.width, fr.height),

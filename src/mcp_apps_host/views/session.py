@@ -341,7 +341,7 @@ class ViewSession(HostToView, DisplayControl, Boot):
 
     def init_timed_out(self) -> list[Effect]:
         if self.held_back and self._held_init is not None:
-            return []  # booted and waiting for a call: the host recycles it before its SDK gives up
+            return []  # booted and waiting for a call: the host lets it lapse before its SDK gives up
         if self.state in (ViewState.RESOURCE_SENT, ViewState.INITIALIZING):
             return self.fail(
                 f"the view did not finish its handshake within view_init_timeout ({self.limits.view_init_timeout:g} s)"
