@@ -1,4 +1,9 @@
-"""Writes a tab's conversation items in order, off the event loop, without holding up the page."""
+"""Writes a tab's conversation items in order, off the event loop, without holding up the page.
+
+An item updated while its append still waits in the queue is appended as it is by then: a call that
+ends before its record was written (a view's own calls, mostly) costs one write, not two. Writes share
+the database with the audit trail, whose commits a view's replies wait for.
+"""
 
 from __future__ import annotations
 
@@ -28,15 +33,22 @@ class Journal:
         self._kinds: dict[int, tuple[str, str]] = {}  # key -> (conversation, kind)
         self._queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self._ids: dict[int, int] = {}
+        # Appends still queued, by key: (conversation, kind, data), where an update replaces the data.
+        self._waiting: dict[int, tuple[str, str, dict[str, Any]]] = {}
         self._keys = itertools.count()
         self._task = asyncio.get_running_loop().create_task(self._writer())
 
     def append(self, conversation: str, kind: str, data: dict[str, Any]) -> int:
         key = next(self._keys)
-        self._queue.put_nowait(("append", key, conversation, kind, dict(data)))  # a snapshot: callers keep editing
+        self._waiting[key] = (conversation, kind, dict(data))  # a snapshot: callers keep editing
+        self._queue.put_nowait(("append", key))
         return key
 
     def update(self, key: int, data: dict[str, Any]) -> None:
+        waiting = self._waiting.get(key)
+        if waiting is not None:  # not written yet: it is written as it is now
+            self._waiting[key] = (waiting[0], waiting[1], dict(data))
+            return
         self._queue.put_nowait(("update", key, dict(data)))
 
     def run(self, fn: Callable[..., Any], *args: Any) -> None:
@@ -59,7 +71,8 @@ class Journal:
 
     async def _run(self, op: tuple[Any, ...]) -> None:
         if op[0] == "append":
-            _, key, conversation, kind, data = op
+            key = op[1]
+            conversation, kind, data = self._waiting.pop(key)
             self._ids[key] = await asyncio.to_thread(self.conversations.append, conversation, kind, data)
             self._kinds[key] = (conversation, kind)
             self._written(key, "append")

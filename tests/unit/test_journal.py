@@ -1,0 +1,59 @@
+"""The conversation journal writes items in order, and an item that changes before it is written is
+written once, as it is by then."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_apps_host.host.journal import Journal
+
+
+class Repo:
+    """The conversation store's writes, recorded."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, Any, dict[str, Any]]] = []
+
+    def append(self, conversation: str, kind: str, data: dict[str, Any]) -> int:
+        self.writes.append(("append", kind, data))
+        return len(self.writes)
+
+    def update_item(self, item_id: int, data: dict[str, Any]) -> None:
+        self.writes.append(("update", item_id, data))
+
+
+@pytest.mark.anyio
+async def test_an_item_updated_before_it_is_written_is_written_once_as_it_is_then() -> None:
+    repo = Repo()
+    written: list[tuple[int, str]] = []
+    journal = Journal(repo, lambda conversation, item, kind, op: written.append((item, op)))  # type: ignore[arg-type]
+    first = journal.append("c", "tool-call", {"status": "running"})
+    second = journal.append("c", "tool-call", {"status": "running"})
+    # Nothing was awaited yet, so the journal's writer has not taken either: both are still queued.
+    journal.update(second, {"status": "ok"})
+    journal.update(first, {"status": "ok", "n": 1})
+    await journal.call(lambda: None)
+    assert repo.writes == [("append", "tool-call", {"status": "ok", "n": 1}),
+                           ("append", "tool-call", {"status": "ok"})]
+    assert written == [(1, "append"), (2, "append")]
+    # Once written, a change is an update of the row.
+    journal.update(first, {"status": "failed"})
+    await journal.call(lambda: None)
+    assert repo.writes[-1] == ("update", 1, {"status": "failed"}) and written[-1] == (1, "update")
+    await journal.close()
+
+
+@pytest.mark.anyio
+async def test_what_the_caller_edits_after_handing_it_over_is_not_written() -> None:
+    repo = Repo()
+    journal = Journal(repo)  # type: ignore[arg-type]
+    data = {"status": "running"}
+    key = journal.append("c", "tool-call", data)
+    data["status"] = "edited"
+    journal.update(key, {"status": "ok"})
+    data["status"] = "edited again"
+    await journal.call(lambda: None)
+    assert [w[2] for w in repo.writes] == [{"status": "ok"}]
+    await journal.close()
