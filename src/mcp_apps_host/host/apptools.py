@@ -16,6 +16,7 @@ from ..chat.tools import ModelTool, ToolTable, ViewTools, tool_table_from_entrie
 from ..errors import CallFailed
 from ..values import protocol as M
 from ..values.apptools import AppTool
+from ..values.calls import CallRecord
 from . import frames as f
 from .driver import ViewDriver
 from .runner import CallCard
@@ -78,14 +79,13 @@ class AppTools:
             self.tab.page.notice(str(exc), "error")
             return
         call_id = self.tab.runner.new_id()
-        record = {"server": group.server, "tool": name, "arguments": arguments, "source": "person",
-                  "appToolOf": group.label, "status": "running"}
+        record = CallRecord(group.server, name, arguments, "person", app_tool_of=group.label)
         task = asyncio.create_task(self._person_call(call_id, view, name, arguments, record))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
 
     async def _person_call(self, call_id: int, view: ViewDriver, name: str, arguments: dict[str, Any],
-                           record: dict[str, Any]) -> None:
+                           record: CallRecord) -> None:
         try:
             await self.tab.runner.run(call_id, view.server, name, arguments, "person", record=record,
                                      app_tool_of=view)
@@ -95,7 +95,7 @@ class AppTools:
     # ---- the model's calls ---------------------------------------------------------------------
 
     async def for_model(self, call_id: int, tool: ModelTool, arguments: dict[str, Any],
-                        record: dict[str, Any]) -> dict[str, Any]:
+                        record: CallRecord) -> dict[str, Any]:
         """Run the model's call of an app tool through the consent policy; the result, or CallFailed."""
         tab = self.tab
         assert tool.view is not None
@@ -124,13 +124,13 @@ class AppTools:
         return await tab.runner.run(call_id, group.server, tool.name, arguments, "model", record=record,
                                    app_tool_of=view)
 
-    def _not_run(self, call_id: int, tool: ModelTool, arguments: dict[str, Any], record: dict[str, Any],
+    def _not_run(self, call_id: int, tool: ModelTool, arguments: dict[str, Any], record: CallRecord,
                  why: str) -> NoReturn:
         card = CallCard(self.tab.page, call_id)
-        card.started(tool.server, tool.name, arguments, "model", record.get("appToolOf"))
+        card.started(tool.server, tool.name, arguments, "model", record.app_tool_of)
         card.failed(f"not run: {why}")
-        record.update(arguments=arguments, status="failed", error=f"not run: {why}", durationMs=0)
-        self.tab.log.keep("tool-call", record)
+        record.not_run(arguments, why)
+        self.tab.log.keep_call(record)
         raise CallFailed(f"Not run: {why}.")
 
     def cancel_all(self) -> None:

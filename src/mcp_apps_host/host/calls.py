@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from ..errors import CallFailed, ServerUnavailable
+from ..values.calls import CallRecord
 from ..values.content import error_result
 from ..values.tools import ToolEntry
 from ..views import events as ev
@@ -58,14 +59,12 @@ class Calls:
         self.running[call_id] = asyncio.create_task(self._person_call(call_id, entry, arguments))
 
     async def _person_call(self, call_id: int, entry: ToolEntry, arguments: dict[str, Any]) -> None:
-        record: dict[str, Any] = {"server": entry.server, "tool": entry.name, "arguments": arguments,
-                                  "source": "person", "definition": entry.definition, "status": "running"}
-        if entry.resource_uri:
-            # The call may end before its view is known: another tab draws the call only once it is.
-            record["viewPending"] = True
+        # The call may end before its view is known: another tab draws the call only once it is.
+        record = CallRecord(entry.server, entry.name, arguments, "person", definition=entry.definition,
+                            view_pending=bool(entry.resource_uri))
         # The call and the view start together: the template is normally cached, and a view
         # held back for the person's review must not hold back the call.
-        key = self.log.keep("tool-call", record)
+        key = self.log.keep_call(record)
         call = asyncio.create_task(self.runner.run(call_id, entry.server, entry.name, arguments, "person",
                                             record=record, key=key))
         view: ViewDriver | None = None
@@ -74,8 +73,8 @@ class Calls:
                 try:
                     view = await self.mounting.mount(call_id, entry, record)
                 finally:
-                    record.pop("viewPending", None)
-                    self.log.rekeep(key, record)
+                    record.view_pending = False
+                    self.log.rekeep_call(key, record)
                 if view is not None:
                     view.drive(ev.ToolInput(arguments))
             try:

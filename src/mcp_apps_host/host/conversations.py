@@ -11,7 +11,7 @@ from typing import Any
 from ..chat.markdown import render_markdown
 from ..errors import ServerUnavailable, TemplateError
 from ..store.conversations import Item
-from ..values.content import error_result
+from ..values.calls import CallRecord
 from ..values.templates import Template
 from ..values.tools import tool_entry
 from . import frames as f
@@ -30,8 +30,8 @@ class ConversationService:
         self.repo = journal.conversations
         self.turns = turns
         self.pins = Pins(tab, journal, self._back_in_card)
-        # Calls of the conversation shown whose view is live in the side panel: (call id, call, view).
-        self._in_panel: dict[str, tuple[int, dict[str, Any], dict[str, Any]]] = {}
+        # Calls of the conversation shown whose view is live in the side panel: (call id, call).
+        self._in_panel: dict[str, tuple[int, CallRecord]] = {}
         self._heights: dict[str, int] = {}  # the last height of each view of the open conversation, by instance
 
     async def open(self, conversation_id: str | None, fresh: bool = False) -> None:
@@ -114,48 +114,41 @@ class ConversationService:
 
     async def _replay_call(self, data: dict[str, Any], placeholder: bool = False) -> None:
         call_id = self.tab.runner.new_id()
-        CallCard(self.tab.page, call_id).replay(data)
-        view = data.get("view")
-        if not isinstance(view, dict):
+        record = CallRecord.from_json(data)
+        CallCard(self.tab.page, call_id).replay(record)
+        if record.view is None:
             return
-        instance = data.get("instance")
-        if isinstance(instance, str) and instance in self.tab.views.pinned_instances():
-            self._in_panel[instance] = (call_id, data, view)  # live in the side panel: not mounted twice
+        instance = record.instance
+        if instance is not None and instance in self.tab.views.pinned_instances():
+            self._in_panel[instance] = (call_id, record)  # live in the side panel: not mounted twice
             return
         if placeholder:
-            server = str(data.get("server"))
+            server = str(record.server)
             self.tab.views.lazy.add_placeholder(
-                call_id, server, str(data.get("tool")), self.tab.host.sandbox.origin_for(server),
-                lambda replaces: self._replay_view(call_id, data, view, replaces),
-                height=self._heights.get(instance) if isinstance(instance, str) else None)
+                call_id, server, str(record.tool), self.tab.host.sandbox.origin_for(server),
+                lambda replaces: self._replay_view(call_id, record, replaces),
+                height=self._heights.get(instance) if instance is not None else None)
             return
-        await self._replay_view(call_id, data, view)
+        await self._replay_view(call_id, record)
 
     async def _back_in_card(self, instance: str) -> None:
         kept = self._in_panel.pop(instance, None)
         if kept is not None:
             await self._replay_view(*kept)
 
-    async def _replay_view(self, call_id: int, data: dict[str, Any], view: dict[str, Any],
-                           replaces: str | None = None) -> ViewDriver | None:
+    async def _replay_view(self, call_id: int, record: CallRecord, replaces: str | None = None) -> ViewDriver | None:
         """Mount a kept call's view from its stored template and give it the call's input and result."""
-        row = await self.journal.call(self.repo.load_template, view.get("sha256"))
-        entry = tool_entry(str(data.get("server")), data.get("definition") or {"name": data.get("tool")})
+        assert record.view is not None
+        row = await self.journal.call(self.repo.load_template, record.view.sha256)
+        entry = tool_entry(str(record.server), record.definition or {"name": record.tool})
         views = self.tab.views
         if row is None:
             views.mount_failed(call_id, entry.server, entry.name, "the stored template is missing")
             return None
-        instance = data.get("instance") if isinstance(data.get("instance"), str) else None
+        instance = record.instance
         state = await self.journal.call(self.repo.load_view_state, instance) if instance else None
         live = views.mount(call_id, entry, await self._current(entry.server, Template.from_stored(row)),
                            instance=instance,
                            widget_state=state.get("structuredContent") if state else None, replaces=replaces)
-        status, result, cancelled = data.get("status"), None, None
-        if status in ("ok", "tool-error"):
-            result = data.get("result") or {"content": []}
-        elif status == "failed":
-            result = error_result(data.get("error") or "failed")
-        else:
-            cancelled = "cancelled by the person" if status == "cancelled" else "interrupted: the host stopped"
-        views.replay(live, data.get("arguments", {}), result, cancelled)
+        views.replay(live, record.arguments, *record.view_outcome())
         return live

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..store.conversations import Conversation, OwnConversations
+from ..values.calls import CallRecord
 
 log = logging.getLogger("mcp_apps_host.journal")
 
@@ -126,6 +127,12 @@ class ConversationLog:
     def rekeep(self, key: int | None, data: dict[str, Any]) -> None:
         if self.journal is not None and key is not None:
             self.journal.update(key, data)
+
+    def keep_call(self, record: CallRecord) -> int | None:
+        return self.keep("tool-call", record.to_json())
+
+    def rekeep_call(self, key: int | None, record: CallRecord) -> None:
+        self.rekeep(key, record.to_json())
 
     async def close(self) -> None:
         if self.journal is not None:

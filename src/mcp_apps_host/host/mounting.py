@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
 
 from ..errors import ServerUnavailable, TemplateError
 from ..policy.trust import TrustVerdict
+from ..values.calls import CallRecord, ViewRef
 from ..values.templates import Template
 from ..values.tools import ToolEntry
 from . import frames as f
@@ -29,7 +29,7 @@ class Mounting:
         self.log = log
         self._held: dict[int, asyncio.Future[bool]] = {}  # calls whose view waits for the person's review
 
-    async def mount(self, call_id: int, entry: ToolEntry, record: dict[str, Any]) -> ViewDriver | None:
+    async def mount(self, call_id: int, entry: ToolEntry, record: CallRecord) -> ViewDriver | None:
         """The call's view, or None when it cannot render (the reason is shown and kept in ``record``)."""
         assert entry.resource_uri
         try:
@@ -50,9 +50,9 @@ class Mounting:
                 self._failed(call_id, entry, record, "the person did not accept the changed template")
                 return None
         self._save(template)
-        record["view"] = {"sha256": template.sha256, "uri": template.uri}
+        record.view = ViewRef(template.sha256, template.uri)
         # The view instance's id goes with the call's item: its kept state is found by it on a replay.
-        instance = record.setdefault("instance", uuid.uuid4().hex)
+        instance = record.instance = record.instance or uuid.uuid4().hex
         # A view of this template booted ahead takes the call; else one is mounted now. Either way the
         # next view of it boots ahead once this one is up (the template has passed its checks).
         view = self.views.take_prebooted(call_id, entry, template, trust, instance)
@@ -61,9 +61,9 @@ class Mounting:
         self.views.prebooted.boot_after(view, entry, template)
         return view
 
-    def _failed(self, call_id: int, entry: ToolEntry, record: dict[str, Any], reason: str) -> None:
+    def _failed(self, call_id: int, entry: ToolEntry, record: CallRecord, reason: str) -> None:
         self.views.mount_failed(call_id, entry.server, entry.name, reason)
-        record["viewError"] = reason
+        record.view_error = reason
 
     # ---- trust prompts -----------------------------------------------------------------------------
 

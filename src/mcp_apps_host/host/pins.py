@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from ..store.view_pins import ViewPin
+from ..values.calls import INTERRUPTED, CallRecord, CallStatus, ViewRef
 from ..values.templates import Template
 from ..values.tools import tool_entry
 from . import frames as f
@@ -20,14 +20,15 @@ from .services import TabServices
 log = logging.getLogger("mcp_apps_host.pins")
 
 
-def call_record(view: ViewDriver) -> dict[str, Any]:
+def call_record(view: ViewDriver) -> CallRecord:
     """What it takes to mount the view again: its call as the conversation keeps it."""
     s = view.session
     template = view.mounted.template
-    status = "ok" if s.last_result is not None else "cancelled" if s.last_cancelled is not None else "running"
-    return {"server": s.spec.server, "tool": s.spec.tool.name, "definition": s.spec.tool.definition,
-            "arguments": s.last_input or {}, "result": s.last_result, "status": status,
-            "view": {"sha256": template.sha256, "uri": template.uri}, "instance": view.instance}
+    status: CallStatus = ("ok" if s.last_result is not None else "cancelled" if s.last_cancelled is not None
+                          else "running")
+    return CallRecord(s.spec.server, s.spec.tool.name, s.last_input or {}, "person", status,
+                      definition=s.spec.tool.definition, result=s.last_result,
+                      view=ViewRef(template.sha256, template.uri), instance=view.instance)
 
 
 class Pins:
@@ -48,7 +49,7 @@ class Pins:
                 self.tab.page.notice("This view cannot be pinned: it is not part of a kept conversation.", "error")
                 return
             try:
-                await asyncio.to_thread(store.pin, view.instance, view.conversation, call_record(view))
+                await asyncio.to_thread(store.pin, view.instance, view.conversation, call_record(view).to_json())
             except ValueError as exc:
                 self.tab.page.notice(str(exc), "error")
                 return
@@ -79,21 +80,17 @@ class Pins:
                     log.exception("could not mount a pinned view")
 
     async def _mount(self, pin: ViewPin) -> None:
-        call = pin.call
-        view = call.get("view")
-        sha = view.get("sha256") if isinstance(view, dict) else None
-        row = await self.journal.call(self.journal.conversations.load_template, sha)
+        call = CallRecord.from_json(pin.call)
+        row = await self.journal.call(self.journal.conversations.load_template, call.view.sha256 if call.view else None)
         if row is None:
-            self.tab.page.notice(f"A pinned view of {call.get('server')} could not come back: its template is "
+            self.tab.page.notice(f"A pinned view of {call.server} could not come back: its template is "
                                  "no longer kept.", "warning")
             return
-        entry = tool_entry(str(call.get("server")), call.get("definition") or {"name": call.get("tool")})
+        entry = tool_entry(str(call.server), call.definition or {"name": call.tool})
         state = await self.journal.call(self.journal.conversations.load_view_state, pin.instance)
         views = self.tab.views
         live = views.mount(self.tab.runner.new_id(), entry, Template.from_stored(row), instance=pin.instance,
                            widget_state=state.get("structuredContent") if state else None, pinned=True,
                            conversation=pin.conversation)
         live.in_panel = True
-        result = call.get("result")
-        views.replay(live, call.get("arguments") or {}, result if isinstance(result, dict) else None,
-                     None if result is not None else "interrupted: the host stopped")
+        views.replay(live, call.arguments, call.result, None if call.result is not None else INTERRUPTED)

@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from ..errors import CallFailed, ServerUnavailable
 from ..servers.connection import ProgressFn
 from ..values import protocol as M
+from ..values.calls import ENDED_WITH_RESULT, CallRecord, CallSource, CallStatus
 from ..views.jsonrpc import INTERNAL_ERROR
 from . import frames as f
 from .asking import TabAsks
@@ -51,18 +52,17 @@ class CallCard:
     def failed(self, error: str, duration_ms: int = 0, cancelled: bool = False) -> None:
         self.page.send(f.CallFailed(call_id=self.call_id, error=error, duration_ms=duration_ms, cancelled=cancelled))
 
-    def replay(self, record: dict[str, Any]) -> None:
+    def replay(self, record: CallRecord) -> None:
         """A call kept on record, drawn again as it ended (a call still running then was interrupted)."""
-        self.started(record.get("server"), record.get("tool"), record.get("arguments", {}),
-                     record.get("source", "person"), record.get("appToolOf"))
-        status, duration = record.get("status"), record.get("durationMs", 0)
-        if status in ("ok", "tool-error"):
-            self.page.send(f.CallFinished(call_id=self.call_id, result=record.get("result"),
+        self.started(record.server, record.tool, record.arguments, record.source, record.app_tool_of)
+        status, duration = record.status, record.duration_ms or 0
+        if status in ENDED_WITH_RESULT:
+            self.page.send(f.CallFinished(call_id=self.call_id, result=record.result,
                                           is_error=status == "tool-error", duration_ms=duration))
         elif status == "running":
             self.failed("interrupted: the host stopped before the call finished", duration, cancelled=True)
         else:
-            self.failed(record.get("error") or str(status), duration, cancelled=status == "cancelled")
+            self.failed(record.error or status, duration, cancelled=status == "cancelled")
 
 
 class CallRunner:
@@ -79,11 +79,11 @@ class CallRunner:
 
     async def for_view(self, server: str, tool: str, arguments: dict[str, Any],
                        on_progress: ProgressFn) -> dict[str, Any]:
-        record = {"server": server, "tool": tool, "arguments": arguments, "source": "view", "status": "running"}
-        return await self.run(self.new_id(), server, tool, arguments, "view", on_progress, record)
+        record = CallRecord(server, tool, arguments, "view")
+        return await self.run(self.new_id(), server, tool, arguments, "view", on_progress, record=record)
 
-    async def run(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: str,
-                  on_progress: ProgressFn | None = None, record: dict[str, Any] | None = None,
+    async def run(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: CallSource,
+                  on_progress: ProgressFn | None = None, *, record: CallRecord,
                   key: int | None = None, app_tool_of: ViewDriver | None = None) -> dict[str, Any]:
         """One tool call as the conversation shows it (started, progress, finished or failed), kept on record.
 
@@ -93,18 +93,17 @@ class CallRunner:
         """
         started = time.monotonic()
         card = CallCard(self.page, call_id)
-        record = record if record is not None else {}
         if key is None:
-            key = self.log.keep("tool-call", record)
+            key = self.log.keep_call(record)
 
-        def finish(status: str, result: dict[str, Any] | None, error: str | None) -> None:
+        def finish(status: CallStatus, result: dict[str, Any] | None, error: str | None) -> None:
             duration = round((time.monotonic() - started) * 1000)
             if result is not None:
                 card.finished(result, duration)
             else:
                 card.failed(error or status, duration, cancelled=status == "cancelled")
-            record.update(status=status, result=result, error=error, durationMs=duration)
-            self.log.rekeep(key, record)
+            record.ended(status, result, error, duration)
+            self.log.rekeep_call(key, record)
 
         shown_at = -math.inf
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import InvalidFrame
 from ..values.apptools import AppTool
+from ..values.calls import CallRecord
 from ..values.content import content_text
 from ..version import __version__
 from ..views.context import HostEnvironment
@@ -202,7 +203,8 @@ class Tab:
         item = await conversations.journal.call(conversations.repo.item, conversation, item_id)
         if item is None or item_id in self._shown or conversation != self.services.log.conversation_id:
             return
-        if item.kind == "tool-call" and (item.data.get("status") == "running" or item.data.get("viewPending")):
+        if item.kind == "tool-call" and ((call := CallRecord.from_json(item.data)).status == "running"
+                                         or call.view_pending):
             return  # drawn once it has ended and its view is known
         self._shown.add(item_id)
         if item.kind == "history":

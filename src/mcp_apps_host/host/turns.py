@@ -16,6 +16,7 @@ from ..chat.markdown import render_markdown
 from ..chat.tools import ModelTool, ToolTable
 from ..errors import CallFailed, IllegalTransition
 from ..values import protocol as M
+from ..values.calls import CallRecord
 from ..values.content import error_result
 from ..values.tools import ToolEntry
 from ..views import events as vev
@@ -34,7 +35,7 @@ class _ModelCall:
 
     call_id: int
     entry: ToolEntry | None
-    record: dict[str, Any]
+    record: CallRecord
     app_tool: ModelTool | None = None  # a tool a view offers of its own
     view: ViewDriver | None = None
     mounting: asyncio.Task[ViewDriver | None] | None = None
@@ -152,7 +153,7 @@ class Turns:
             call = self._calls.get(event.call_id)
             if call is not None:
                 call.input_sent = True
-                call.record["arguments"] = event.arguments
+                call.record.arguments = event.arguments
                 arguments = event.arguments
                 call.to_view(lambda v: v.drive(vev.ToolInput(arguments)))
         elif isinstance(event, (ev.ToolCallInvalid, ev.ToolCallCancelled)):
@@ -183,20 +184,18 @@ class Turns:
         tab = self.tab
         offered = self._tools.get(event.name) if self._tools is not None else None
         if offered is not None and offered.view is not None:  # a view's own tool: nothing to mount
-            record: dict[str, Any] = {"server": offered.server, "tool": offered.name, "arguments": {},
-                                      "source": "model", "status": "running", "appToolOf": offered.view_label}
+            record = CallRecord(offered.server, offered.name, {}, "model", app_tool_of=offered.view_label)
             self._calls[event.call_id] = _ModelCall(tab.runner.new_id(), None, record, app_tool=offered)
             return
         entry = tab.host.servers.tool(offered.server, offered.name) if offered else None
         call_id = tab.runner.new_id()
-        record = {"server": entry.server if entry else None, "tool": entry.name if entry else event.name,
-                  "arguments": {}, "source": "model", "status": "running",
-                  "definition": entry.definition if entry else None}
-        call = _ModelCall(call_id, entry, record)
+        call = _ModelCall(call_id, entry, CallRecord(entry.server if entry else None,
+                                                     entry.name if entry else event.name, {}, "model",
+                                                     definition=entry.definition if entry else None))
         self._calls[event.call_id] = call
         if entry is not None and entry.resource_uri:
             # Mount at once: the template is cached, so the view is up while the arguments stream.
-            call.mounting = asyncio.create_task(tab.mounting.mount(call_id, entry, record))
+            call.mounting = asyncio.create_task(tab.mounting.mount(call_id, entry, call.record))
 
             def mounted(task: asyncio.Task[ViewDriver | None]) -> None:
                 if task.cancelled() or task.exception() is not None or task.result() is None:
@@ -249,8 +248,8 @@ class Turns:
         card = CallCard(self.tab.page, call.call_id)
         card.started(server, tool, arguments, "model")
         card.failed(f"not run: {why}")
-        call.record.update(arguments=arguments, status="failed", error=f"not run: {why}", durationMs=0)
-        self.tab.log.keep("tool-call", call.record)
+        call.record.not_run(arguments, why)
+        self.tab.log.keep_call(call.record)
         if call.view is not None:
             _cancel(call.view, why)
         return ToolOutcome.from_call_result(error_result(f"Not run: {why}."))
