@@ -9,11 +9,13 @@ import { el } from "./dom.js";
 const NEAR = "100% 0px";
 const PLACEHOLDER_HEIGHT = 120; // a view replayed as a placeholder, never measured on this page
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let observer = null;
 const handles = new WeakMap(); // container -> handle
 const seen = new Map(); // handle -> last visibility sent
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initLazy(sendFn) {
   send = sendFn;
   const root = document.querySelector("[data-testid=conversation]");

@@ -8,11 +8,16 @@
 
 import { el } from "./dom.js";
 
+/** @typedef {import("./frames").ViewContainerFrame["mode"]} DisplayMode */
+
+/** @type {Record<DisplayMode, [string, string]>} */
 const LABELS = { inline: ["▭", "Inline"], fullscreen: ["⤢", "Full screen"], pip: ["◳", "Picture-in-picture"] };
 const PIP_MARGIN = 8; // px kept between a dragged pip window and the edges of the page
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initModes(sendFn) {
   send = sendFn;
 }
@@ -22,7 +27,7 @@ export function initModes(sendFn) {
  *  nor imitate them. */
 export function modeControls(handle) {
   const buttons = {};
-  for (const [mode, [glyph, label]] of Object.entries(LABELS)) {
+  for (const [mode, [glyph, label]] of /** @type {[DisplayMode, [string, string]][]} */ (Object.entries(LABELS))) {
     buttons[mode] = el("button", {
       type: "button", class: "icon-btn icon-btn-small view-mode-btn", "data-testid": `view-mode-${mode}`,
       "data-mode": mode, "aria-label": label, title: label, "aria-pressed": mode === "inline" ? "true" : "false",

@@ -5,11 +5,13 @@
 
 import { el } from "./dom.js";
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let panel = null;
 let list = null;
 const pinned = new Map(); // handle -> {v, slot, note, observer}
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initPins(sendFn) {
   send = sendFn;
   list = el("div", { class: "pinned-list" });

@@ -27,9 +27,11 @@ const TRUST = {
   unchecked: ["Unchecked", "Not checked against a pinned hash: template checks are off, or this view was restored from the conversation's saved copy."],
 };
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 const views = new Map(); // handle -> {handle, iframe, sandboxOrigin, container, ...}
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initViews(sendFn) {
   send = sendFn;
   initModes(sendFn);
@@ -81,6 +83,7 @@ function isPlainObject(value) {
   return proto === Object.prototype || proto === null;
 }
 
+/** @param {import("./frames").ViewMountFrame} msg */
 export function viewMount(msg) {
   const handle = String(msg.view ?? "");
   if (!handle || views.has(handle)) return;
@@ -216,13 +219,14 @@ function prebootHolder() {
   }
   // As wide as the conversation's views: the view's first size must fit where a call will show it
   // (its frame is in another process, so a width change after the move reaches it late).
-  const shown = [...document.querySelectorAll("[data-testid=conversation] [data-testid=view]")].pop();
+  const shown = /** @type {HTMLElement[]} */ ([...document.querySelectorAll("[data-testid=conversation] [data-testid=view]")]).pop();
   if (shown && shown.offsetWidth) holder.style.width = `${shown.offsetWidth}px`;
   return holder;
 }
 
 /** Host → page `view-adopt`: a view booted ahead is now this call's; it moves under the call, its
  *  frames kept (moveBefore), and shows what the host's check of the template said. */
+/** @param {import("./frames").ViewAdoptFrame} msg */
 export function viewAdopt(msg) {
   const v = views.get(msg.view);
   if (!v || !v.prebooted) return;
@@ -280,6 +284,7 @@ function checkOrigins(proxyUrl, sandboxOrigin) {
   return "";
 }
 
+/** @param {import("./frames").ViewPostFrame} msg */
 export function viewPost(msg) {
   const v = views.get(msg.view);
   if (!v || !v.iframe) return; // removed, or not mounted: nothing to deliver to
@@ -300,6 +305,7 @@ function deliver(v, message) {
   }
 }
 
+/** @param {Pick<import("./frames").ViewStateFrame, "view" | "state"> & Partial<Pick<import("./frames").ViewStateFrame, "error">>} msg */
 export function viewState(msg) {
   const v = views.get(msg.view);
   if (!v) return;
@@ -317,6 +323,7 @@ export function viewState(msg) {
   if (state === "closed") v.closeButton.disabled = true;
 }
 
+/** @param {import("./frames").ViewSizeFrame} msg */
 export function viewSize(msg) {
   const v = views.get(msg.view);
   if (!v || !v.iframe) return;
@@ -330,6 +337,7 @@ export function viewSize(msg) {
   }
 }
 
+/** @param {import("./frames").ViewLogFrame} msg */
 export function viewLog(msg) {
   const v = views.get(msg.view);
   if (!v) return;
@@ -341,6 +349,7 @@ export function viewLog(msg) {
   v.logCount.textContent = String(v.logList.childElementCount);
 }
 
+/** @param {Pick<import("./frames").ViewRemoveFrame, "view">} msg */
 export function viewRemove(msg) {
   const v = views.get(msg.view);
   if (!v) return;
@@ -385,7 +394,10 @@ export function viewsReset() {
   document.documentElement.classList.remove("has-fullscreen-view");
 }
 
-/** Host → page `view-parked`: the view was torn down far out of sight; a placeholder keeps its place. */
+/**
+ * Host → page `view-parked`: the view was torn down far out of sight; a placeholder keeps its place.
+ * @param {import("./frames").ViewParkedFrame} msg
+ */
 export function viewParked(msg) {
   const v = views.get(msg.view);
   if (!v) return;
@@ -393,7 +405,10 @@ export function viewParked(msg) {
   parkView(v);
 }
 
-/** Host → page `view-pinned`: into the side panel, or back. */
+/**
+ * Host → page `view-pinned`: into the side panel, or back.
+ * @param {import("./frames").ViewPinnedFrame} msg
+ */
 export function viewPinned(msg) {
   const v = views.get(msg.view);
   if (!v || !v.pinButton) return;
@@ -405,7 +420,10 @@ export function viewParts(handle) {
   return views.get(handle);
 }
 
-/** Host → page `view-context`: the view's latest model context, as an expandable chip. */
+/**
+ * Host → page `view-context`: the view's latest model context, as an expandable chip.
+ * @param {import("./frames").ViewContextFrame} msg
+ */
 export function viewContext(msg) {
   const v = views.get(msg.view);
   if (!v) return;
@@ -413,7 +431,10 @@ export function viewContext(msg) {
   v.context.hidden = false;
 }
 
-/** Host → page `view-display-mode`: show the view inline, fullscreen or as picture-in-picture. */
+/**
+ * Host → page `view-display-mode`: show the view inline, fullscreen or as picture-in-picture.
+ * @param {import("./frames").ViewDisplayModeFrame} msg
+ */
 export function viewDisplayMode(msg) {
   const v = views.get(msg.view);
   if (!v || !MODES.has(msg.mode)) return;

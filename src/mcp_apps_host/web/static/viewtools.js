@@ -6,12 +6,15 @@ import { el } from "./dom.js";
 import { openToolForm } from "./form.js";
 import { viewParts } from "./views.js";
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initViewTools(sendFn) {
   send = sendFn;
 }
 
+/** @param {import("./frames").ViewToolsFrame} msg */
 export function viewTools(msg) {
   const v = viewParts(msg.view);
   if (!v) return;
