@@ -41,7 +41,7 @@ function stop() {
 }
 
 /**
- * Host → page `turn-state`: a model turn started or ended.
+ * Host → page `turn-state`: a model turn started or ended. (Also called here, with the one field it reads.)
  * @param {Pick<import("./frames").TurnStateFrame, "running">} msg
  */
 export function turnState(msg) {

@@ -84,7 +84,10 @@ export function isNewest(node) {
   return last === node;
 }
 
-/** @param {Pick<import("./frames").NoticeFrame, "level" | "text">} msg */
+/**
+ * Host → page `notice`; also the page's own notices, with the fields it reads.
+ * @param {Pick<import("./frames").NoticeFrame, "level" | "text">} msg
+ */
 export function notice(msg) {
   const level = msg.level === "error" ? "error" : "info";
   add(el("div", { class: `notice notice-${level}`, "data-testid": "notice", "data-level": level, role: level === "error" ? "alert" : null },
@@ -213,7 +216,11 @@ export function callFinished(msg) {
   c.result.replaceChildren(...renderContent(msg.result || {}, isError));
 }
 
-/** @param {Pick<import("./frames").CallFailedFrame, "callId" | "error" | "cancelled"> & Partial<Pick<import("./frames").CallFailedFrame, "durationMs">>} msg */
+/**
+ * Host → page `call-failed`; also calls lost with the connection, which have no duration.
+ * @param {Pick<import("./frames").CallFailedFrame, "callId" | "error" | "cancelled">
+ *   & Partial<Pick<import("./frames").CallFailedFrame, "durationMs">>} msg
+ */
 export function callFailed(msg) {
   const c = cards.get(msg.callId);
   if (!c) return;

@@ -310,7 +310,11 @@ function deliver(v, message) {
   }
 }
 
-/** @param {Pick<import("./frames").ViewStateFrame, "view" | "state"> & Partial<Pick<import("./frames").ViewStateFrame, "error">>} msg */
+/**
+ * Host → page `view-state`; also the page's own verdicts (a refused proxy URL, a removed view).
+ * @param {Pick<import("./frames").ViewStateFrame, "view" | "state">
+ *   & Partial<Pick<import("./frames").ViewStateFrame, "error">>} msg
+ */
 export function viewState(msg) {
   const v = record.viewOf(msg.view);
   if (!v) return;
@@ -354,7 +358,10 @@ export function viewLog(msg) {
   v.logCount.textContent = String(v.logList.childElementCount);
 }
 
-/** @param {Pick<import("./frames").ViewRemoveFrame, "view">} msg */
+/**
+ * Host → page `view-remove`; also a view the page closes itself (a failed one, or one lost with the connection).
+ * @param {Pick<import("./frames").ViewRemoveFrame, "view">} msg
+ */
 export function viewRemove(msg) {
   const v = record.viewOf(msg.view);
   if (!v) return;
