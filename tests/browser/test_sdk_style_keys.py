@@ -1,5 +1,5 @@
 """The style variable names against the view SDK itself, as the npm peers ship it (scripts/test
-installs them with the browser suite; `pytest -m "not browser"` runs without Node)."""
+installs them with the browser suite; `pytest -m "not browser and not node"` runs without Node)."""
 
 from __future__ import annotations
 

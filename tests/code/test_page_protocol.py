@@ -10,7 +10,9 @@ import pytest
 from mcp_apps_host.errors import HostError, InvalidFrame
 from mcp_apps_host.host import frames as f
 
-BRIDGE = Path(__file__).resolve().parents[2] / "docs" / "bridge.md"
+ROOT = Path(__file__).resolve().parents[2]
+BRIDGE = ROOT / "docs" / "bridge.md"
+FRAMES_DTS = ROOT / "src" / "mcp_apps_host" / "web" / "static" / "frames.d.ts"
 
 
 def test_bridge_doc_is_printed_from_the_types():
@@ -18,6 +20,28 @@ def test_bridge_doc_is_printed_from_the_types():
     section = re.search(r"<!-- frames:start -->\n(.*)<!-- frames:end -->", text, re.DOTALL)
     assert section is not None, "docs/bridge.md lost its frames markers"
     assert section.group(1) == f.frames_markdown(), "docs/bridge.md is out of date: print frames_markdown() into it"
+
+
+def test_the_pages_frame_types_are_printed_from_the_models():
+    # The page's JavaScript is type-checked against this file (tests/code/test_page_code.py): a field renamed
+    # here without printing it again would leave the page checked against the old protocol.
+    assert FRAMES_DTS.read_text(encoding="utf-8") == f.frames_typescript(), (
+        "web/static/frames.d.ts is out of date: print it again with\n"
+        "  python -c 'from mcp_apps_host.host.frames import frames_typescript as t; print(t(), end=\"\")'"
+        " > src/mcp_apps_host/web/static/frames.d.ts")
+
+
+def test_the_frame_types_use_wire_names_and_keep_optional_page_fields_optional():
+    text = f.frames_typescript()
+    assert "export interface CallFinishedFrame {\n  type: \"call-finished\";\n  callId: number;\n" in text
+    assert "  isError: boolean;\n  durationMs: number;\n}" in text
+    assert "  theme?: \"light\" | \"dark\" | null;" in text  # hello: may be left out
+    assert "  trust: string | null;" in text  # view-mount: always sent, null where it does not apply
+    page = re.search(r"export type PageFrame =\n(.*?);", text, re.DOTALL)
+    host = re.search(r"export type HostFrame =\n(.*?);", text, re.DOTALL)
+    assert page and host
+    assert page.group(1).count("|") == len(f.PageFrame.__args__)
+    assert host.group(1).count("|") == len(f.HostFrame.__args__)
 
 
 def test_a_valid_frame_becomes_its_type():

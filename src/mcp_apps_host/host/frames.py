@@ -3,11 +3,13 @@
 A frame is one JSON object whose ``type`` names it. Frames from the page are validated
 here on the way in (:func:`parse_page_frame`); frames to the page are built from these
 types, so their fields cannot drift from what the page reads. `docs/bridge.md` holds the
-tables :func:`frames_markdown` prints, and a test keeps the two the same.
+tables :func:`frames_markdown` prints, and `web/static/frames.d.ts` the types
+:func:`frames_typescript` prints for the page's JavaScript; tests keep both the same.
 """
 
 from __future__ import annotations
 
+import textwrap
 import types
 import typing
 from typing import Annotated, Any, Literal
@@ -698,3 +700,72 @@ def frames_markdown() -> str:
         "### host → page", "", "(every field is always sent; `null` where it does not apply)", "",
         *_table(host, False),
     ]) + "\n"
+
+
+# ---- web/static/frames.d.ts: the same frames as types for the page's JavaScript (checked by tsc) ---------
+
+
+def _ts_type(annotation: Any) -> str:
+    if typing.get_origin(annotation) is Annotated:
+        return _ts_type(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) is Literal:
+        return " | ".join(f'"{v}"' for v in typing.get_args(annotation))
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return " | ".join(_ts_type(a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return "null"
+    if annotation is Any:
+        return "any"
+    origin = typing.get_origin(annotation)
+    if origin is list:
+        item = _ts_type(typing.get_args(annotation)[0])
+        return f"({item})[]" if " " in item else f"{item}[]"
+    if origin is dict:
+        return f"Record<string, {_ts_type(typing.get_args(annotation)[1])}>"
+    known = {str: "string", int: "number", float: "number", bool: "boolean"}
+    if annotation not in known:
+        # A new kind of field must get a deliberate TypeScript spelling, not a guess.
+        raise TypeError(f"no TypeScript type for {annotation!r}")
+    return known[annotation]
+
+
+def _ts_name(frame: type[Frame]) -> str:
+    """The frame's type in frames.d.ts: its class name, ending in `Frame` once."""
+    return frame.__name__.removesuffix("Frame") + "Frame"
+
+
+def _interface(frame: type[Frame], mark_optional: bool) -> list[str]:
+    meaning = textwrap.wrap(" ".join((frame.__doc__ or "").replace("*/", "*\\/").split()), 110)
+    doc = [f"/** {meaning[0]} */"] if len(meaning) == 1 else ["/**", *(f" * {line}" for line in meaning), " */"]
+    lines = [*doc, f"export interface {_ts_name(frame)} {{"]
+    for name, info in frame.model_fields.items():
+        # Host frames carry every field (defaults included); the page may leave out a field with a default.
+        # `type` (the discriminant) is never optional.
+        optional = "?" if mark_optional and not info.is_required() and name != "type" else ""
+        lines.append(f"  {info.alias or name}{optional}: {_ts_type(info.annotation)};")
+    return [*lines, "}"]
+
+
+def frames_typescript() -> str:
+    """`web/static/frames.d.ts`: one interface per frame (wire names), and the unions `PageFrame`, `HostFrame`."""
+    page = typing.get_args(PageFrame)
+    host = typing.get_args(HostFrame)
+    out = [
+        "// The page protocol's frames, printed by frames_typescript() in src/mcp_apps_host/host/frames.py:",
+        "// do not edit; print it again when a frame changes (tests/code/test_page_protocol.py compares).",
+        "// The page's JavaScript names these in JSDoc, and tsc --checkJs holds it to them.",
+        "",
+        "// ---- page → host (a field with `?` may be left out)",
+        "",
+    ]
+    for frame in page:
+        out += [*_interface(frame, True), ""]
+    out += ["// ---- host → page (every field is always sent; null where it does not apply)", ""]
+    for frame in host:
+        out += [*_interface(frame, False), ""]
+    for union, frames in (("PageFrame", page), ("HostFrame", host)):
+        out.append(f"export type {union} =")
+        out += [f"  | {_ts_name(frame)}" for frame in frames]
+        out[-1] += ";"
+        out.append("")
+    return "\n".join(out)

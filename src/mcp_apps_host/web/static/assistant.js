@@ -9,6 +9,7 @@ import { appendToConversation, setTrailer, isNewest, personLine } from "./chat.j
 // and the turn's end.
 const THINKING_DELAY_MS = 300;
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let running = false;
 let streaming = null; // {turn, bubble, text: Text} while deltas arrive for one bubble
@@ -16,12 +17,13 @@ let thinking = null;
 let thinkingTimer = null;
 let stopButton;
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initAssistant(sendFn) {
   send = sendFn;
-  stopButton = document.querySelector("[data-testid=stop]");
+  stopButton = /** @type {HTMLButtonElement} */ (document.querySelector("[data-testid=stop]"));
   stopButton.addEventListener("click", stop);
   // Capture phase, so it runs before the chat box's own Escape (which would blur it).
-  document.querySelector("[data-testid=chat-input]").addEventListener("keydown", (e) => {
+  /** @type {HTMLElement} */ (document.querySelector("[data-testid=chat-input]")).addEventListener("keydown", (e) => {
     if (e.key !== "Escape" || e.isComposing || !running) return;
     e.preventDefault();
     stop();
@@ -38,7 +40,10 @@ function stop() {
   }
 }
 
-/** Host → page `turn-state`: a model turn started or ended. */
+/**
+ * Host → page `turn-state`: a model turn started or ended. (Also called here, with the one field it reads.)
+ * @param {Pick<import("./frames").TurnStateFrame, "running">} msg
+ */
 export function turnState(msg) {
   running = msg.running === true;
   stopButton.hidden = !running;
@@ -52,7 +57,10 @@ export function turnState(msg) {
   }
 }
 
-/** Host → page `assistant-delta`: more of the model's answer, shown as text. */
+/**
+ * Host → page `assistant-delta`: more of the model's answer, shown as text.
+ * @param {import("./frames").AssistantDeltaFrame} msg
+ */
 export function assistantDelta(msg) {
   let text = String(msg.text ?? "");
   // A bubble that something else (a tool call, a notice) has since been drawn below is over:
@@ -72,7 +80,10 @@ export function assistantDelta(msg) {
   streaming.text.appendData(text);
 }
 
-/** Host → page `assistant-done`: the finished answer, rendered; `turn` null in a replay. */
+/**
+ * Host → page `assistant-done`: the finished answer, rendered; `turn` null in a replay.
+ * @param {import("./frames").AssistantDoneFrame} msg
+ */
 export function assistantDone(msg) {
   let bubble;
   if (msg.turn !== null && msg.turn !== undefined && streaming && streaming.turn === msg.turn) {
@@ -89,7 +100,10 @@ export function assistantDone(msg) {
   if (running) showThinking(THINKING_DELAY_MS);
 }
 
-/** Host → page `user-message`: the person's line, in a replayed conversation. */
+/**
+ * Host → page `user-message`: the person's line, in a replayed conversation.
+ * @param {import("./frames").UserMessageFrame} msg
+ */
 export function userMessage(msg) {
   personLine(String(msg.text ?? ""));
 }

@@ -1,6 +1,6 @@
 // The "disconnected" banner, with a countdown to the next attempt and a retry button.
 
-const banner = () => document.querySelector("[data-testid=banner]");
+const banner = () => /** @type {HTMLElement} */ (document.querySelector("[data-testid=banner]"));
 let countdown = null;
 let everOpened = false;
 
@@ -10,7 +10,7 @@ const REFUSED = new Set([1008, 4401, 4403]);
 export function showBanner({ code, retryAt }, retryNow) {
   const b = banner();
   const text = b.querySelector(".banner-text");
-  const button = b.querySelector(".banner-retry");
+  const button = /** @type {HTMLButtonElement} */ (b.querySelector(".banner-retry"));
   button.onclick = retryNow;
   const reason = REFUSED.has(code)
     ? "The host refused this page. Open the address printed by the serve command (it carries the access token)."

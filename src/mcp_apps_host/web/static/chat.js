@@ -5,6 +5,7 @@
 import { el, jsonDetails, formatDuration, nearBottom } from "./dom.js";
 import { renderContent } from "./content.js";
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let scroller, inner, emptyState;
 let pinned = true; // follow new content while the person is at the bottom
@@ -13,6 +14,7 @@ let trailer = null; // a node kept below everything else (the model's "thinking"
 const cards = new Map(); // callId -> {card, started, ...parts}
 let ticker = null;
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initChat(sendFn) {
   send = sendFn;
   scroller = document.querySelector("[data-testid=conversation]");
@@ -82,6 +84,10 @@ export function isNewest(node) {
   return last === node;
 }
 
+/**
+ * Host → page `notice`; also the page's own notices, with the fields it reads.
+ * @param {Pick<import("./frames").NoticeFrame, "level" | "text">} msg
+ */
 export function notice(msg) {
   const level = msg.level === "error" ? "error" : "info";
   add(el("div", { class: `notice notice-${level}`, "data-testid": "notice", "data-level": level, role: level === "error" ? "alert" : null },
@@ -96,7 +102,10 @@ export function personLine(text) {
   add(el("div", { class: "person-line", "data-testid": "chat-line" }, el("div", { class: "bubble" }, text)));
 }
 
-/** Host → page `chat-message`: a message a view put into the conversation (already allowed). */
+/**
+ * Host → page `chat-message`: a message a view put into the conversation (already allowed).
+ * @param {import("./frames").ChatMessageFrame} msg
+ */
 export function chatMessage(msg) {
   const role = msg.role === "user" ? "user" : "assistant";
   add(el("div", { class: `view-said view-said-${role}`, "data-testid": "chat-message", "data-role": role, "data-view": msg.view },
@@ -104,6 +113,7 @@ export function chatMessage(msg) {
     el("div", { class: "bubble" }, String(msg.text ?? ""))));
 }
 
+/** @param {import("./frames").CallStartedFrame} msg */
 export function callStarted(msg) {
   const known = cards.get(msg.callId);
   if (known) {
@@ -162,6 +172,7 @@ export function callStarted(msg) {
   startTicker();
 }
 
+/** @param {import("./frames").CallProgressFrame} msg */
 export function callProgress(msg) {
   const c = cards.get(msg.callId);
   if (!c || c.card.dataset.state !== "running") return;
@@ -196,6 +207,7 @@ function finish(c, state, label, durationMs) {
   c.duration.textContent = formatDuration(durationMs);
 }
 
+/** @param {import("./frames").CallFinishedFrame} msg */
 export function callFinished(msg) {
   const c = cards.get(msg.callId);
   if (!c) return;
@@ -204,6 +216,11 @@ export function callFinished(msg) {
   c.result.replaceChildren(...renderContent(msg.result || {}, isError));
 }
 
+/**
+ * Host → page `call-failed`; also calls lost with the connection, which have no duration.
+ * @param {Pick<import("./frames").CallFailedFrame, "callId" | "error" | "cancelled">
+ *   & Partial<Pick<import("./frames").CallFailedFrame, "durationMs">>} msg
+ */
 export function callFailed(msg) {
   const c = cards.get(msg.callId);
   if (!c) return;
@@ -235,11 +252,16 @@ export function callsLost() {
   }
 }
 
-/** Where a view for this call goes (after the card's result). The host may mount a view
- *  before it reports the call started; then the card is drawn now and filled in later,
- *  because moving an iframe to another parent afterwards would reload it. */
+/**
+ * Where a view for this call goes (after the card's result). The host may mount a view
+ * before it reports the call started; then the card is drawn now and filled in later,
+ * because moving an iframe to another parent afterwards would reload it.
+ * @param {number} callId
+ * @param {{server?: string, tool?: string}} [call]
+ * @returns {HTMLElement}
+ */
 export function callSlot(callId, { server, tool } = {}) {
-  if (!cards.has(callId)) callStarted({ callId, server, tool, arguments: {}, source: "person" });
+  if (!cards.has(callId)) callStarted({ type: "call-started", callId, server, tool, arguments: {}, source: "person", appToolOf: null });
   return cards.get(callId).views;
 }
 
@@ -267,8 +289,8 @@ const HISTORY_KEY = "mcp-apps-host.history";
 const HISTORY_MAX = 50;
 
 export function initChatBox() {
-  const form = document.querySelector("[data-testid=composer]");
-  const input = document.querySelector("[data-testid=chat-input]");
+  const form = /** @type {HTMLFormElement} */ (document.querySelector("[data-testid=composer]"));
+  const input = /** @type {HTMLTextAreaElement} */ (document.querySelector("[data-testid=chat-input]"));
   let history = loadHistory();
   let cursor = history.length; // == length: editing a new line
   let draft = "";

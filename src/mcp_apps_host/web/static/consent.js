@@ -18,11 +18,13 @@ const KIND_TEXT = {
 // asked at just the right moment cannot land on "Allow".
 const ARM_DELAY_MS = 400;
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let layer;
 const queue = []; // questions: {key, kind, server, byModel, title, detail, extra, canRemember, subject, labels, reply}
 let showing = null; // {q, node, returnFocus, waiting}
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initConsent(sendFn) {
   send = sendFn;
   layer = document.querySelector("[data-testid=consent-layer]");
@@ -36,7 +38,10 @@ export function initConsent(sendFn) {
   }, true);
 }
 
-/** Host → page `consent`. */
+/**
+ * Host → page `consent`.
+ * @param {import("./frames").ConsentFrame} msg
+ */
 export function consent(msg) {
   if (msg.id === undefined || msg.id === null) return;
   const kind = Object.hasOwn(KIND_TEXT, msg.kind) ? msg.kind : "tool-call";
@@ -77,7 +82,10 @@ function updateWaiting() {
   if (showing) showing.waiting.textContent = queue.length ? `${queue.length} more waiting` : "";
 }
 
-/** Host → page `consent-dismiss`: the question was withdrawn (its view went away); no reply. */
+/**
+ * Host → page `consent-dismiss`: the question was withdrawn (its view went away); no reply.
+ * @param {import("./frames").ConsentDismissFrame} msg
+ */
 export function consentDismiss(msg) {
   withdraw(`consent:${msg.id}`);
 }
@@ -89,8 +97,11 @@ export function withdraw(key) {
   else updateWaiting();
 }
 
-/** The connection closed or another conversation opened: the host forgot the questions (all of them, or
- *  those `keep` does not hold on to: a server's own questions outlive a change of conversation). */
+/**
+ * The connection closed or another conversation opened: the host forgot the questions (all of them, or
+ * those `keep` does not hold on to: a server's own questions outlive a change of conversation).
+ * @param {(q: {kind: string}) => boolean} [keep]
+ */
 export function consentsLost(keep = () => false) {
   const kept = queue.filter(keep);
   queue.length = 0;
@@ -184,7 +195,7 @@ function who(q, server) {
 
 function isTextEntry(node) {
   return node instanceof HTMLElement && (node.isContentEditable || node.tagName === "TEXTAREA" ||
-    (node.tagName === "INPUT" && !["checkbox", "radio", "button", "submit"].includes(node.type)));
+    (node.tagName === "INPUT" && !["checkbox", "radio", "button", "submit"].includes(/** @type {HTMLInputElement} */ (node).type)));
 }
 
 /** Keep Tab inside the dialog while it has focus. */
@@ -202,7 +213,10 @@ function trapTab(e, node) {
   }
 }
 
-/** Host → page `open-link`: the person already allowed it. */
+/**
+ * Host → page `open-link`: the person already allowed it.
+ * @param {import("./frames").OpenLinkFrame} msg
+ */
 export function openLink(msg) {
   let url;
   try {

@@ -6,9 +6,11 @@ import { el } from "./dom.js";
 const STORAGE_KEY = "mcp-apps-host.conversation"; // per tab: sessionStorage
 const CONFIRM_MS = 3000;
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let currentId = null;
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initConversations(sendFn) {
   send = sendFn;
   try {
@@ -24,7 +26,10 @@ export function currentConversation() {
   return currentId;
 }
 
-/** Host → page `conversation-reset`: this tab now shows that conversation (a replay follows). */
+/**
+ * Host → page `conversation-reset`: this tab now shows that conversation (a replay follows).
+ * @param {import("./frames").ConversationResetFrame} msg
+ */
 export function conversationOpened(msg) {
   currentId = typeof msg.id === "string" ? msg.id : null;
   try {
@@ -35,9 +40,12 @@ export function conversationOpened(msg) {
   document.title = msg.title ? `${msg.title} — MCP Apps Host` : "MCP Apps Host";
 }
 
-/** Host → page `conversations`: the whole list, newest first. */
+/**
+ * Host → page `conversations`: the whole list, newest first.
+ * @param {import("./frames").ConversationsFrame} msg
+ */
 export function renderConversations(msg) {
-  const section = document.querySelector("[data-testid=conversations]");
+  const section = /** @type {HTMLElement} */ (document.querySelector("[data-testid=conversations]"));
   const list = section.querySelector(".conversation-list");
   const items = Array.isArray(msg.items) ? msg.items : [];
   if (typeof msg.current === "string") currentId = msg.current;

@@ -35,7 +35,12 @@ export function prettyJSON(value) {
   }
 }
 
-/** A collapsible JSON block: <details><summary>label</summary><pre>json</pre></details>. */
+/**
+ * A collapsible JSON block: <details><summary>label</summary><pre>json</pre></details>.
+ * @param {string} label
+ * @param {unknown} value
+ * @param {{open?: boolean, testid?: string}} [options]
+ */
 export function jsonDetails(label, value, { open = false, testid } = {}) {
   return el(
     "details",

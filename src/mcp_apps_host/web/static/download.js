@@ -3,6 +3,7 @@
 
 import { el } from "./dom.js";
 
+/** @param {import("./frames").DownloadFrame} msg */
 export function download(msg) {
   if (typeof msg.url === "string") {
     // A link the view named: the browser fetches it in a new tab, as if the person had opened it.

@@ -8,13 +8,16 @@ import { el } from "./dom.js";
 import { ask, withdraw } from "./consent.js";
 import { buildObjectFields, FieldError } from "./fields.js";
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 const open = new Map(); // id -> {errorBox}
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initElicit(sendFn) {
   send = sendFn;
 }
 
+/** @param {import("./frames").ElicitFrame} msg */
 export function elicit(msg) {
   if (typeof msg.id !== "number" || open.has(msg.id)) return;
   const id = msg.id;
@@ -65,13 +68,19 @@ export function elicit(msg) {
   });
 }
 
-/** Host → page `elicit-invalid`: the values do not fit the server's schema; the form stays. */
+/**
+ * Host → page `elicit-invalid`: the values do not fit the server's schema; the form stays.
+ * @param {import("./frames").ElicitInvalidFrame} msg
+ */
 export function elicitInvalid(msg) {
   const q = open.get(msg.id);
   if (q) showError(q.errorBox, String(msg.error ?? "The values were not accepted."));
 }
 
-/** Host → page `elicit-dismiss`: answered, timed out or withdrawn. */
+/**
+ * Host → page `elicit-dismiss`: answered, timed out or withdrawn.
+ * @param {import("./frames").ElicitDismissFrame} msg
+ */
 export function elicitDismiss(msg) {
   open.delete(msg.id);
   withdraw(`elicit:${msg.id}`);

@@ -235,7 +235,7 @@ const BUILDERS = {
         try {
           return { present: true, value: JSON.parse(input.value) };
         } catch (err) {
-          throw new FieldError(`Not valid JSON: ${err.message}`, input);
+          throw new FieldError(`Not valid JSON: ${/** @type {SyntaxError} */ (err).message}`, input);
         }
       },
     };

@@ -4,12 +4,14 @@
 import { el, prettyJSON } from "./dom.js";
 import { buildObjectFields, FieldError } from "./fields.js";
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let overlay = null; // backdrop + dialog, built once
 let panel = null;
 let returnFocus = null;
 let state = null; // {server, tool, schema, fields, json: bool}
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initForm(sendFn) {
   send = sendFn;
 }
@@ -147,7 +149,7 @@ function parseJSONArgs(body) {
   try {
     value = area.value.trim() === "" ? {} : JSON.parse(area.value);
   } catch (err) {
-    throw new FieldError(`Arguments are not valid JSON: ${err.message}`, area);
+    throw new FieldError(`Arguments are not valid JSON: ${/** @type {SyntaxError} */ (err).message}`, area);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new FieldError("Arguments must be a JSON object, like {\"name\": \"value\"}.", area);

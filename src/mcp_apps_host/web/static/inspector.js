@@ -7,9 +7,11 @@ import { el, prettyJSON } from "./dom.js";
 
 const MAX_ROWS = 2000;
 const ARROWS = { "view->host": "→ host", "host->view": "→ view" };
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 const panels = new Map(); // handle -> panel state
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initInspector(sendFn) {
   send = sendFn;
 }
@@ -73,6 +75,7 @@ function controls(handle) {
   const touch = select("inspector-touch", ["true", "false"]);
   const hover = select("inspector-hover", ["true", "false"]);
   const apply = () => {
+    /** @type {import("./frames").ViewHostContextFrame} */
     const frame = { type: "view-host-context", view: handle };
     const text = (node, key) => { if (node.value.trim()) frame[key] = node.value.trim(); };
     const num = (node, key) => { const n = parseInt(node.value, 10); if (n > 0) frame[key] = n; };
@@ -88,7 +91,10 @@ function controls(handle) {
     el("button", { type: "button", class: "btn btn-small btn-primary", "data-testid": "inspector-apply", onclick: apply }, "Send to view"));
 }
 
-/** Host → page `inspector-records`: rows from the audit trail, oldest first. */
+/**
+ * Host → page `inspector-records`: rows from the audit trail, oldest first.
+ * @param {import("./frames").InspectorRecordsFrame} msg
+ */
 export function inspectorRecords(msg) {
   const p = panels.get(msg.view);
   if (!p || !p.built || !Array.isArray(msg.records)) return;
@@ -104,7 +110,10 @@ export function inspectorRecords(msg) {
   }
 }
 
-/** Host → page `inspector-context`: what the view's host context is now. */
+/**
+ * Host → page `inspector-context`: what the view's host context is now.
+ * @param {import("./frames").InspectorContextFrame} msg
+ */
 export function inspectorContext(msg) {
   const p = panels.get(msg.view);
   if (p && p.built) p.built.context.textContent = prettyJSON(msg.context);

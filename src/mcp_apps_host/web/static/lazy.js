@@ -3,17 +3,22 @@
 // stays) and mount them again when their placeholder is scrolled to.
 
 import { el } from "./dom.js";
+import * as record from "./viewrecord.js";
+
+/** @typedef {import("./viewrecord.js").View} View */
 
 // "Near sight": a screen above and below the visible part of the conversation, so a view is back
 // before the person reaches it.
 const NEAR = "100% 0px";
 const PLACEHOLDER_HEIGHT = 120; // a view replayed as a placeholder, never measured on this page
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let observer = null;
 const handles = new WeakMap(); // container -> handle
 const seen = new Map(); // handle -> last visibility sent
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initLazy(sendFn) {
   send = sendFn;
   const root = document.querySelector("[data-testid=conversation]");
@@ -45,7 +50,11 @@ export function observeView(container, handle) {
   observer.observe(container);
 }
 
-/** Draw the placeholder in a view's frame box: the frame's size, and what the view is. */
+/**
+ * Draw the placeholder in a view's frame box: the frame's size, and what the view is.
+ * @param {View} v
+ * @param {number} [height]
+ */
 export function drawPlaceholder(v, height) {
   const h = Math.max(48, Math.round(height || PLACEHOLDER_HEIGHT));
   v.container.dataset.state = "parked";
@@ -59,11 +68,14 @@ export function drawPlaceholder(v, height) {
   v.loading.hidden = true;
 }
 
-/** Host → page `view-parked`: the view was torn down out of sight; keep its place and size. */
+/**
+ * Host → page `view-parked`: the view was torn down out of sight; keep its place and size.
+ * @param {View} v
+ */
 export function parkView(v) {
   const height = v.iframe ? v.iframe.getBoundingClientRect().height : PLACEHOLDER_HEIGHT;
   if (v.iframe) v.iframe.remove();
-  v.iframe = null; // later messages from that window no longer match any view
+  record.setFrame(v, null); // later messages from that window no longer match any view
   drawPlaceholder(v, height);
   // The host mounts it again as soon as it is in sight, which may be at once.
   seen.delete(v.handle);

@@ -22,6 +22,7 @@ import { initConversations, currentConversation, conversationOpened, renderConve
 const wsUrl = new URL("ws", location.href);
 wsUrl.protocol = location.protocol === "https:" ? "wss:" : "ws:";
 
+/** @returns {import("./frames").HelloFrame} */
 function hello() {
   const conversation = currentConversation();
   return {
@@ -38,6 +39,7 @@ function hello() {
 }
 
 let connected = false;
+/** @param {import("./socket.js").SocketStatus} s */
 function onStatus(s) {
   if (s.state === "open") {
     connected = true;
@@ -58,6 +60,7 @@ function onStatus(s) {
 }
 
 const socket = new HostSocket(wsUrl, { onOpen: hello, onStatus });
+/** @type {import("./socket.js").SendFrame} */
 const send = (obj) => socket.send(obj);
 
 initThemeToggle((theme) => send({ type: "theme", theme }));
@@ -75,7 +78,10 @@ initInspector(send);
 initViewTools(send);
 initElicit(send);
 
-/** Host → page `conversation-reset`: clear the column; the host replays the conversation next. */
+/**
+ * Host → page `conversation-reset`: clear the column; the host replays the conversation next.
+ * @param {import("./frames").ConversationResetFrame} msg
+ */
 function conversationReset(msg) {
   closePicker();
   consentsLost((q) => q.kind === "elicit"); // a server's question is not the conversation's
@@ -86,6 +92,8 @@ function conversationReset(msg) {
   conversationOpened(msg);
 }
 
+// Every host frame has its renderer here, and each renderer takes that frame's type.
+/** @type {{[T in import("./frames").HostFrame["type"]]: (msg: import("./socket.js").HostFrameOf<T>) => void}} */
 const routes = {
   welcome: (msg) => { document.documentElement.dataset.worker = String(msg.worker); },
   servers: renderServers,
@@ -126,7 +134,8 @@ const routes = {
   "conversation-reset": conversationReset,
   conversations: renderConversations,
 };
-for (const [type, fn] of Object.entries(routes)) socket.on(type, fn);
+// (Each pair is checked in `routes` above; Object.entries loses which handler goes with which type.)
+for (const [type, fn] of Object.entries(routes)) socket.on(/** @type {any} */ (type), /** @type {any} */ (fn));
 
 // "/" focuses the chat box from anywhere that is not itself a text field.
 document.addEventListener("keydown", (e) => {
@@ -134,7 +143,7 @@ document.addEventListener("keydown", (e) => {
   const t = e.target;
   if (t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
   e.preventDefault();
-  document.querySelector("[data-testid=chat-input]").focus();
+  /** @type {HTMLElement} */ (document.querySelector("[data-testid=chat-input]")).focus();
 });
 
 socket.connect();

@@ -7,12 +7,31 @@
 // tells the view in one `host-context-changed`.
 
 import { el } from "./dom.js";
+import * as record from "./viewrecord.js";
 
+/** @typedef {import("./frames").ViewContainerFrame["mode"]} DisplayMode */
+/** @typedef {import("./viewrecord.js").View} View */
+/**
+ * What this module keeps for one view (its record's `modes`; only this module changes it).
+ * @typedef {object} ModeState
+ * @property {HTMLElement} group  the buttons of the modes the view declared
+ * @property {Record<DisplayMode, HTMLButtonElement>} buttons
+ * @property {HTMLButtonElement} close  the control that leaves fullscreen
+ * @property {string[]} available
+ * @property {HTMLElement | null} slot  holds the view's place in the conversation while it is lifted out
+ * @property {ResizeObserver | null} observer
+ * @property {string} measured  the last size reported, as "mode width height"
+ * @property {{head: HTMLElement, down: (e: PointerEvent) => void} | null} [drag]  moving a pip window
+ */
+
+/** @type {Record<DisplayMode, [string, string]>} */
 const LABELS = { inline: ["▭", "Inline"], fullscreen: ["⤢", "Full screen"], pip: ["◳", "Picture-in-picture"] };
 const PIP_MARGIN = 8; // px kept between a dragged pip window and the edges of the page
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initModes(sendFn) {
   send = sendFn;
 }
@@ -20,9 +39,13 @@ export function initModes(sendFn) {
 /** The header controls of one view: a button per declared mode, and the control that leaves
  *  fullscreen. They are drawn by the page above the view's frame, so the view can neither cover
  *  nor imitate them. */
+/**
+ * @param {string} handle
+ * @returns {ModeState}
+ */
 export function modeControls(handle) {
-  const buttons = {};
-  for (const [mode, [glyph, label]] of Object.entries(LABELS)) {
+  const buttons = /** @type {Record<DisplayMode, HTMLButtonElement>} */ ({});
+  for (const [mode, [glyph, label]] of /** @type {[DisplayMode, [string, string]][]} */ (Object.entries(LABELS))) {
     buttons[mode] = el("button", {
       type: "button", class: "icon-btn icon-btn-small view-mode-btn", "data-testid": `view-mode-${mode}`,
       "data-mode": mode, "aria-label": label, title: label, "aria-pressed": mode === "inline" ? "true" : "false",
@@ -38,7 +61,12 @@ export function modeControls(handle) {
   return { group, buttons, close, available: ["inline"], slot: null, observer: null, measured: "" };
 }
 
-/** Host → page: the modes the view declared (its header offers those) and the one it is in. */
+/**
+ * Host → page: the modes the view declared (its header offers those) and the one it is in.
+ * @param {View} v
+ * @param {DisplayMode} mode
+ * @param {string[]} available
+ */
 export function showModes(v, mode, available) {
   const m = v.modes;
   m.available = Array.isArray(available) ? available.filter((x) => Object.hasOwn(LABELS, x)) : ["inline"];
@@ -48,7 +76,11 @@ export function showModes(v, mode, available) {
   for (const [name, button] of Object.entries(m.buttons)) button.setAttribute("aria-pressed", String(name === v.mode));
 }
 
-/** Draw the view in `mode` and report the space its frame now has. */
+/**
+ * Draw the view in `mode` and report the space its frame now has.
+ * @param {View} v
+ * @param {DisplayMode} mode
+ */
 export function placeView(v, mode) {
   const m = v.modes;
   const from = v.mode;
@@ -62,7 +94,7 @@ export function placeView(v, mode) {
     m.slot.remove();
     m.slot = null;
   }
-  v.mode = mode;
+  record.setMode(v, mode);
   v.container.dataset.displayMode = mode;
   v.container.style.left = v.container.style.top = v.container.style.width = v.container.style.height = "";
   m.close.hidden = mode !== "fullscreen";
@@ -77,7 +109,10 @@ export function placeView(v, mode) {
   if (from !== mode) report(v, true);
 }
 
-/** Tell the host what the frame measures now (once per distinct size). */
+/**
+ * Tell the host what the frame measures now (once per distinct size).
+ * @param {View} v
+ */
 function report(v, force = false) {
   if (!v.iframe) return;
   const box = v.frameBox.getBoundingClientRect();
@@ -88,7 +123,10 @@ function report(v, force = false) {
   send({ type: "view-container", view: v.handle, mode: v.mode, width: Math.round(box.width), height: Math.round(height) });
 }
 
-/** The view is gone from the page: no more measuring. */
+/**
+ * The view is gone from the page: no more measuring.
+ * @param {View} v
+ */
 export function dropModes(v) {
   const m = v.modes;
   if (m.observer) m.observer.disconnect();
@@ -100,9 +138,10 @@ export function dropModes(v) {
 
 // ---- pip: a window the person moves by its header and resizes by its corner (CSS resize) ----
 
+/** @param {View} v */
 function startPip(v) {
   if (v.modes.drag) return;
-  const head = v.container.querySelector(".view-source");
+  const head = /** @type {HTMLElement} */ (v.container.querySelector(".view-source"));
   const down = (e) => {
     if (e.button !== 0 || e.target.closest("button, a, summary, select, input")) return;
     const start = v.container.getBoundingClientRect();
@@ -130,6 +169,7 @@ function startPip(v) {
   v.modes.drag = { head, down };
 }
 
+/** @param {View} v */
 function stopPip(v) {
   const drag = v.modes.drag;
   if (!drag) return;

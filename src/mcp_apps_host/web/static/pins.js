@@ -4,12 +4,18 @@
 // view brought back after a reload is drawn straight into its slot.
 
 import { el } from "./dom.js";
+import * as record from "./viewrecord.js";
 
+/** @typedef {import("./viewrecord.js").View} View */
+
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let panel = null;
 let list = null;
+/** @type {Map<string, {v: View, slot: HTMLElement, note: HTMLElement | null, observer: ResizeObserver | null}>} */
 const pinned = new Map(); // handle -> {v, slot, note, observer}
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initPins(sendFn) {
   send = sendFn;
   list = el("div", { class: "pinned-list" });
@@ -56,11 +62,15 @@ export function pinnedSlot(handle) {
   return slot;
 }
 
-/** Host → page `view-pinned` (or a view mounted pinned): into the panel, or back. */
+/**
+ * Host → page `view-pinned` (or a view mounted pinned): into the panel, or back.
+ * @param {View} v
+ * @param {boolean} on
+ */
 export function setPinned(v, on) {
   v.pinButton.setAttribute("aria-pressed", String(on));
   v.pinButton.setAttribute("aria-label", on ? "Unpin from the side panel" : "Pin to the side panel");
-  v.pinned = on;
+  record.setPinned(v, on);
   const entry = pinned.get(v.handle);
   if (on && !entry) {
     if (v.container.parentElement?.classList.contains("pin-slot")) {
@@ -100,7 +110,10 @@ function unpinned(entry) {
   }
 }
 
-/** The view is gone (closed, or its page state dropped). */
+/**
+ * The view is gone (closed, or its page state dropped).
+ * @param {View} v
+ */
 export function dropPin(v) {
   const entry = pinned.get(v.handle);
   if (entry) unpinned(entry);

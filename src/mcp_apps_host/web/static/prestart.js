@@ -20,7 +20,10 @@ export function initPrestart() {
   });
 }
 
-/** Host → page `view-prestart`. */
+/**
+ * Host → page `view-prestart`.
+ * @param {import("./frames").ViewPrestartFrame} msg
+ */
 export function viewPrestart(msg) {
   const keep = new Set(Array.isArray(msg.keep) ? msg.keep.map(String) : []);
   for (const [key, p] of pool) {

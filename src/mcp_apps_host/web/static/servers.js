@@ -7,11 +7,12 @@ import { openToolForm } from "./form.js";
 const STATUS_TEXT = { connecting: "Connecting", ready: "Ready", error: "Error", retrying: "Retrying" };
 const collapsed = new Set(); // server names the person folded; survives redraws
 
+/** @param {import("./frames").ServersFrame} msg */
 export function renderServers(msg) {
   const nav = document.querySelector("[data-testid=servers]");
   const servers = Array.isArray(msg.servers) ? msg.servers : [];
   // Keep keyboard focus on the same tool across a redraw.
-  const focused = document.activeElement && document.activeElement.closest("[data-testid=tool]");
+  const focused = /** @type {HTMLElement | null} */ (document.activeElement && document.activeElement.closest("[data-testid=tool]"));
   const focusKey = focused ? `${focused.dataset.server}\u0000${focused.dataset.tool}` : null;
 
   if (!servers.length) {
@@ -21,7 +22,7 @@ export function renderServers(msg) {
   nav.replaceChildren(...servers.map(renderServer));
 
   if (focusKey) {
-    for (const b of nav.querySelectorAll("[data-testid=tool]")) {
+    for (const b of /** @type {NodeListOf<HTMLElement>} */ (nav.querySelectorAll("[data-testid=tool]"))) {
       if (`${b.dataset.server}\u0000${b.dataset.tool}` === focusKey) b.focus();
     }
   }

@@ -1,25 +1,49 @@
 // The one WebSocket between this tab and the Python host: JSON frames with a `type`,
 // a handler table, and reconnection with capped, jittered exponential backoff.
 
+/** @typedef {import("./frames").PageFrame} PageFrame */
+/** @typedef {import("./frames").HostFrame} HostFrame */
+/** @typedef {import("./frames").HelloFrame} HelloFrame */
+/**
+ * The host → page frame of that `type`.
+ * @template {HostFrame["type"]} T
+ * @typedef {Extract<HostFrame, {type: T}>} HostFrameOf
+ */
+/**
+ * Sends one frame to the host; false when it could not be sent. Every module that talks to the host
+ * is given one, so the frames it builds are checked against the protocol.
+ * @typedef {(frame: PageFrame) => boolean} SendFrame
+ */
+/** @typedef {{state: "connecting" | "open"} | {state: "closed", code: number, retryAt: number}} SocketStatus */
+
 const MIN_DELAY_MS = 500;
 const MAX_DELAY_MS = 15000;
 
 export class HostSocket {
   /**
-   * @param {string} url  ws(s)://…/ws
-   * @param {{onOpen?: () => object, onStatus?: (s: object) => void}} hooks
+   * @param {string | URL} url  ws(s)://…/ws
+   * @param {{onOpen?: () => HelloFrame, onStatus?: (s: SocketStatus) => void}} hooks
    *   onOpen returns the `hello` frame, which must be the first frame on every connection.
    */
   constructor(url, hooks = {}) {
     this.url = url;
     this.hooks = hooks;
+    /** @type {Map<string, ((msg: any) => void)[]>} */
     this.handlers = new Map();
+    /** @type {WebSocket | null} */
     this.ws = null;
     this.delay = MIN_DELAY_MS;
-    this.timer = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.timer = undefined;
     this.retryAt = 0;
   }
 
+  /**
+   * Run `fn` for every host frame of that `type`.
+   * @template {HostFrame["type"]} T
+   * @param {T} type
+   * @param {(msg: HostFrameOf<T>) => void} fn
+   */
   on(type, fn) {
     if (!this.handlers.has(type)) this.handlers.set(type, []);
     this.handlers.get(type).push(fn);
@@ -32,6 +56,7 @@ export class HostSocket {
 
   /** Send one frame. Returns false when it could not be sent; nothing is queued, because
    *  the host's state for this tab starts afresh on each connection. */
+  /** @param {PageFrame} obj */
   send(obj) {
     if (!this.open) return false;
     let text;
@@ -48,7 +73,7 @@ export class HostSocket {
 
   connect() {
     clearTimeout(this.timer);
-    this.timer = null;
+    this.timer = undefined;
     if (this.ws) return;
     this.status({ state: "connecting" });
     const ws = new WebSocket(this.url);
@@ -74,6 +99,7 @@ export class HostSocket {
     this.connect();
   }
 
+  /** @param {number} code */
   scheduleRetry(code) {
     const wait = this.delay * (0.8 + Math.random() * 0.4);
     this.delay = Math.min(this.delay * 2, MAX_DELAY_MS);
@@ -82,6 +108,7 @@ export class HostSocket {
     this.timer = setTimeout(() => this.connect(), wait);
   }
 
+  /** @param {string} raw */
   dispatch(raw) {
     let msg;
     try {
@@ -106,6 +133,7 @@ export class HostSocket {
     }
   }
 
+  /** @param {SocketStatus} s */
   status(s) {
     if (this.hooks.onStatus) this.hooks.onStatus(s);
   }

@@ -6,6 +6,7 @@ const root = document.documentElement;
 // Only custom properties with plain names are applied; anything else is not a variable.
 const VARIABLE_NAME = /^--[A-Za-z0-9-]+$/;
 
+/** @type {"light" | "dark"} */
 let current = "light";
 let applied = new Set();
 
@@ -30,7 +31,7 @@ export function setTheme(theme) {
   current = theme === "dark" ? "dark" : "light";
   root.dataset.theme = current;
   root.style.colorScheme = current;
-  const button = document.querySelector("[data-testid=theme-toggle]");
+  const button = /** @type {HTMLButtonElement | null} */ (document.querySelector("[data-testid=theme-toggle]"));
   if (button) {
     const other = current === "dark" ? "light" : "dark";
     button.setAttribute("aria-label", `Switch to ${other} theme`);
@@ -38,7 +39,10 @@ export function setTheme(theme) {
   }
 }
 
-/** Host → page `theme`: apply the host's variables and theme. */
+/**
+ * Host → page `theme`: apply the host's variables and theme.
+ * @param {import("./frames").HostThemeFrame} msg
+ */
 export function applyHostTheme(msg) {
   if (msg.theme === "light" || msg.theme === "dark") setTheme(msg.theme);
   const vars = msg.variables && typeof msg.variables === "object" ? msg.variables : {};
@@ -53,7 +57,10 @@ export function applyHostTheme(msg) {
   applied = next;
 }
 
-/** Wire the toggle button; `onToggle(theme)` tells the host. */
+/**
+ * Wire the toggle button; `onToggle(theme)` tells the host.
+ * @param {(theme: "light" | "dark") => void} onToggle
+ */
 export function initThemeToggle(onToggle) {
   setTheme(initialTheme());
   const button = document.querySelector("[data-testid=theme-toggle]");

@@ -7,14 +7,19 @@ import { callSlot } from "./chat.js";
 
 const SHORT_HASH = 12;
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 const notices = new Map(); // callId -> notice node
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initTrust(sendFn) {
   send = sendFn;
 }
 
-/** Host → page `view-held`. */
+/**
+ * Host → page `view-held`.
+ * @param {import("./frames").ViewHeldFrame} msg
+ */
 export function viewHeld(msg) {
   const callId = msg.callId;
   if (callId === undefined || callId === null || notices.has(callId)) return;

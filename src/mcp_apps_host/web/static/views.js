@@ -11,6 +11,9 @@ import { initLazy, observeView, drawPlaceholder, parkView, lazyReset } from "./l
 import { initPins, pinControl, pinnedSlot, setPinned, dropPin } from "./pins.js";
 import { withTemplate } from "./templates.js";
 import { takePrestarted } from "./prestart.js";
+import * as record from "./viewrecord.js";
+
+/** @typedef {import("./viewrecord.js").View} View */
 
 const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
@@ -27,9 +30,10 @@ const TRUST = {
   unchecked: ["Unchecked", "Not checked against a pinned hash: template checks are off, or this view was restored from the conversation's saved copy."],
 };
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
-const views = new Map(); // handle -> {handle, iframe, sandboxOrigin, container, ...}
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initViews(sendFn) {
   send = sendFn;
   initModes(sendFn);
@@ -41,7 +45,7 @@ export function initViews(sendFn) {
   document.addEventListener("keydown", (e) => {
     // Escape asks to leave fullscreen; the host decides and answers with view-display-mode.
     if (e.key !== "Escape" || e.defaultPrevented) return;
-    for (const v of views.values()) {
+    for (const v of record.allViews()) {
       if (v.mode === "fullscreen") {
         send({ type: "view-display-mode", view: v.handle, mode: "inline" });
         e.preventDefault();
@@ -55,7 +59,7 @@ function onMessage(event) {
   // Which of our proxy frames sent this? Anything else (the page itself, a view posting
   // straight to window.top, another tab) is not ours to relay.
   let view = null;
-  for (const v of views.values()) {
+  for (const v of record.allViews()) {
     if (v.iframe && event.source !== null && v.iframe.contentWindow === event.source) {
       view = v;
       break;
@@ -69,8 +73,7 @@ function onMessage(event) {
   if (!isPlainObject(event.data)) return;
   if (!view.proxyReady && event.data.method === PROXY_READY) {
     // The host sent the template with the mount; the proxy can take it now.
-    view.proxyReady = true;
-    for (const message of view.held.splice(0)) deliver(view, message);
+    for (const message of record.markProxyReady(view)) deliver(view, message);
   }
   send({ type: "view-message", view: view.handle, message: event.data });
 }
@@ -81,9 +84,10 @@ function isPlainObject(value) {
   return proto === Object.prototype || proto === null;
 }
 
+/** @param {import("./frames").ViewMountFrame} msg */
 export function viewMount(msg) {
   const handle = String(msg.view ?? "");
-  if (!handle || views.has(handle)) return;
+  if (!handle || record.hasView(handle)) return;
   const server = String(msg.server ?? "");
   const tool = String(msg.tool ?? "");
 
@@ -136,15 +140,13 @@ export function viewMount(msg) {
     "data-server": server, "data-tool": tool, "data-state": "loading", "data-view": handle, "data-display-mode": "inline",
   }, sourceBar, warningsBox(msg.warnings), errorBox, frameBox, el("div", { class: "view-foot" }, context, log));
 
-  const view = {
-    handle, server, iframe: null, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
-    log, logList, logCount, context, contextText, modeButton, closeButton, mode: "inline", modes,
-    pinButton, pinned: false,
-    sha, proxyReady: false, held: [], // host → view messages wait here until the proxy is ready
-    prebooted: msg.prebooted === true, toolCode, originSpan,
-  };
-  views.set(handle, view);
-  const old = typeof msg.replaces === "string" ? views.get(msg.replaces) : null;
+  const view = record.newView({
+    handle, server, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
+    log, logList, logCount, context, contextText, modeButton, closeButton, modes, pinButton,
+    sha, prebooted: msg.prebooted === true, toolCode, originSpan,
+  });
+  record.addView(view);
+  const old = typeof msg.replaces === "string" ? record.viewOf(msg.replaces) : null;
   if (view.prebooted) {
     // Booted ahead for no call yet: laid out off screen until a call takes it (`view-adopt`).
     prebootHolder().append(container);
@@ -153,7 +155,7 @@ export function viewMount(msg) {
     if (old.iframe) old.iframe.remove();
     dropModes(old);
     old.container.replaceWith(container);
-    views.delete(msg.replaces);
+    record.forgetView(msg.replaces);
   } else if (msg.pinned === true) {
     pinnedSlot(handle).append(container); // a pinned view brought back: it has no card here
   } else {
@@ -186,9 +188,9 @@ export function viewMount(msg) {
     // A proxy loaded ahead for this view's origin and policy: already up, perhaps ready.
     prestarted.iframe.setAttribute("title", `${server} · ${tool}`);
     prestarted.iframe.style.height = `${INITIAL_HEIGHT}px`;
-    view.iframe = prestarted.iframe;
+    record.setFrame(view, prestarted.iframe);
     if (prestarted.ready) {
-      view.proxyReady = true;
+      record.markProxyReady(view); // nothing is held yet: the view was made just now
       send({ type: "view-message", view: handle, message: { jsonrpc: "2.0", method: PROXY_READY, params: {} } });
     }
     return;
@@ -202,7 +204,7 @@ export function viewMount(msg) {
   iframe.setAttribute("title", `${server} · ${tool}`);
   iframe.style.height = `${INITIAL_HEIGHT}px`;
   iframe.src = msg.proxyUrl;
-  view.iframe = iframe;
+  record.setFrame(view, iframe);
   frameBox.prepend(iframe);
 }
 
@@ -216,15 +218,18 @@ function prebootHolder() {
   }
   // As wide as the conversation's views: the view's first size must fit where a call will show it
   // (its frame is in another process, so a width change after the move reaches it late).
-  const shown = [...document.querySelectorAll("[data-testid=conversation] [data-testid=view]")].pop();
+  const shown = /** @type {HTMLElement[]} */ ([...document.querySelectorAll("[data-testid=conversation] [data-testid=view]")]).pop();
   if (shown && shown.offsetWidth) holder.style.width = `${shown.offsetWidth}px`;
   return holder;
 }
 
-/** Host → page `view-adopt`: a view booted ahead is now this call's; it moves under the call, its
- *  frames kept (moveBefore), and shows what the host's check of the template said. */
+/**
+ * Host → page `view-adopt`: a view booted ahead is now this call's; it moves under the call, its
+ * frames kept (moveBefore), and shows what the host's check of the template said.
+ * @param {import("./frames").ViewAdoptFrame} msg
+ */
 export function viewAdopt(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v || !v.prebooted) return;
   const tool = String(msg.tool ?? "");
   const slot = callSlot(msg.callId, { server: String(msg.server ?? v.server), tool });
@@ -233,7 +238,7 @@ export function viewAdopt(msg) {
   } catch {
     slot.append(v.container); // the frames reload; the view boots again
   }
-  v.prebooted = false;
+  record.markAdopted(v);
   v.container.dataset.testid = "view";
   v.container.dataset.tool = tool;
   v.toolCode.textContent = tool;
@@ -280,14 +285,19 @@ function checkOrigins(proxyUrl, sandboxOrigin) {
   return "";
 }
 
+/** @param {import("./frames").ViewPostFrame} msg */
 export function viewPost(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v || !v.iframe) return; // removed, or not mounted: nothing to deliver to
   const message = withTemplate(v.sha, msg.message);
   if (v.proxyReady) deliver(v, message);
-  else v.held.push(message);
+  else record.holdMessage(v, message);
 }
 
+/**
+ * @param {View} v
+ * @param {object} message
+ */
 function deliver(v, message) {
   const target = v.iframe && v.iframe.contentWindow;
   if (!target) return;
@@ -300,8 +310,13 @@ function deliver(v, message) {
   }
 }
 
+/**
+ * Host → page `view-state`; also the page's own verdicts (a refused proxy URL, a removed view).
+ * @param {Pick<import("./frames").ViewStateFrame, "view" | "state">
+ *   & Partial<Pick<import("./frames").ViewStateFrame, "error">>} msg
+ */
 export function viewState(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v) return;
   const state = ["loading", "ready", "error", "closed"].includes(msg.state) ? msg.state : "error";
   v.container.dataset.state = state;
@@ -317,8 +332,9 @@ export function viewState(msg) {
   if (state === "closed") v.closeButton.disabled = true;
 }
 
+/** @param {import("./frames").ViewSizeFrame} msg */
 export function viewSize(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v || !v.iframe) return;
   const s = v.iframe.style;
   if (typeof msg.height === "number" && Number.isFinite(msg.height) && msg.height >= 0) {
@@ -330,8 +346,9 @@ export function viewSize(msg) {
   }
 }
 
+/** @param {import("./frames").ViewLogFrame} msg */
 export function viewLog(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v) return;
   const level = String(msg.level ?? "info");
   v.logList.append(el("li", { class: `log-line log-${level.replace(/[^a-z]/gi, "")}`, "data-level": level },
@@ -341,17 +358,21 @@ export function viewLog(msg) {
   v.logCount.textContent = String(v.logList.childElementCount);
 }
 
+/**
+ * Host → page `view-remove`; also a view the page closes itself (a failed one, or one lost with the connection).
+ * @param {Pick<import("./frames").ViewRemoveFrame, "view">} msg
+ */
 export function viewRemove(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v) return;
   if (v.prebooted) {
     // Never shown: nothing to leave in its place.
     v.container.remove();
-    views.delete(v.handle);
+    record.forgetView(v.handle);
     return;
   }
   if (v.iframe) v.iframe.remove();
-  v.iframe = null; // later messages from that window no longer match any view
+  record.setFrame(v, null); // later messages from that window no longer match any view
   setMode(v, "inline");
   dropModes(v);
   dropPin(v);
@@ -362,7 +383,7 @@ export function viewRemove(msg) {
 /** The WebSocket closed: the host ends a tab's views with its connection, so these frames
  *  are talking to nobody. Remove them and say why, rather than leave dead views running. */
 export function viewsLost() {
-  for (const v of views.values()) {
+  for (const v of record.allViews()) {
     if (!v.iframe) continue;
     viewRemove({ view: v.handle });
     v.errorBox.textContent = "The connection to the host was lost, so this view was closed. Run the tool again to reopen it.";
@@ -373,55 +394,66 @@ export function viewsLost() {
 /** Host → page `conversation-reset`: the host dropped every view; their containers go with
  *  the conversation column, and their frames must stop talking to us now. */
 export function viewsReset() {
-  for (const v of [...views.values()]) {
+  for (const v of [...record.allViews()]) {
     if (v.pinned) continue; // pinned views stay live across conversations
     if (v.iframe) v.iframe.remove();
     if (v.prebooted) v.container.remove();
     dropModes(v);
-    views.delete(v.handle);
+    record.forgetView(v.handle);
   }
   lazyReset();
   inspectorsReset();
   document.documentElement.classList.remove("has-fullscreen-view");
 }
 
-/** Host → page `view-parked`: the view was torn down far out of sight; a placeholder keeps its place. */
+/**
+ * Host → page `view-parked`: the view was torn down far out of sight; a placeholder keeps its place.
+ * @param {import("./frames").ViewParkedFrame} msg
+ */
 export function viewParked(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v) return;
   setMode(v, "inline");
   parkView(v);
 }
 
-/** Host → page `view-pinned`: into the side panel, or back. */
+/**
+ * Host → page `view-pinned`: into the side panel, or back.
+ * @param {import("./frames").ViewPinnedFrame} msg
+ */
 export function viewPinned(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v || !v.pinButton) return;
   setPinned(v, msg.pinned === true);
 }
 
-/** The drawn parts of a live view (for the modules that add to it), or undefined. */
-export function viewParts(handle) {
-  return views.get(handle);
-}
-
-/** Host → page `view-context`: the view's latest model context, as an expandable chip. */
+/**
+ * Host → page `view-context`: the view's latest model context, as an expandable chip.
+ * @param {import("./frames").ViewContextFrame} msg
+ */
 export function viewContext(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v) return;
   v.contextText.textContent = String(msg.text ?? "");
   v.context.hidden = false;
 }
 
-/** Host → page `view-display-mode`: show the view inline, fullscreen or as picture-in-picture. */
+/**
+ * Host → page `view-display-mode`: show the view inline, fullscreen or as picture-in-picture.
+ * @param {import("./frames").ViewDisplayModeFrame} msg
+ */
 export function viewDisplayMode(msg) {
-  const v = views.get(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v || !MODES.has(msg.mode)) return;
-  showModes(v, msg.mode, msg.available);
+  showModes(v, /** @type {import("./modes.js").DisplayMode} */ (msg.mode), msg.available); // one of MODES
   v.modeButton.hidden = v.mode === "inline";
   fullscreenClass();
 }
 
+/**
+ * @param {View} v
+ * @param {import("./modes.js").DisplayMode} mode
+ */
 function setMode(v, mode) {
   if (v.mode !== mode) placeView(v, mode);
   v.modeButton.hidden = mode === "inline";
@@ -429,5 +461,5 @@ function setMode(v, mode) {
 }
 
 function fullscreenClass() {
-  document.documentElement.classList.toggle("has-fullscreen-view", [...views.values()].some((x) => x.mode === "fullscreen"));
+  document.documentElement.classList.toggle("has-fullscreen-view", [...record.allViews()].some((x) => x.mode === "fullscreen"));
 }

@@ -4,20 +4,23 @@
 
 import { el } from "./dom.js";
 import { openToolForm } from "./form.js";
-import { viewParts } from "./views.js";
+import * as record from "./viewrecord.js";
 
+/** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 
+/** @param {import("./socket.js").SendFrame} sendFn */
 export function initViewTools(sendFn) {
   send = sendFn;
 }
 
+/** @param {import("./frames").ViewToolsFrame} msg */
 export function viewTools(msg) {
-  const v = viewParts(msg.view);
+  const v = record.viewOf(msg.view);
   if (!v) return;
   const tools = (Array.isArray(msg.tools) ? msg.tools : []).filter((t) => t && typeof t.name === "string");
   if (v.toolsBox) v.toolsBox.remove();
-  v.toolsBox = null;
+  record.setToolsBox(v, null);
   if (!tools.length) return;
   const list = el("ul", { class: "view-tool-list" }, tools.map((tool) => el("li", {},
     el("button", {
@@ -30,9 +33,10 @@ export function viewTools(msg) {
     ),
     tool.modelName ? el("code", { class: "view-tool-model-name", title: "The name the model knows this tool by" }, String(tool.modelName)) : null,
   )));
-  v.toolsBox = el("details", { class: "view-tools", "data-testid": "view-tools" },
+  const box = el("details", { class: "view-tools", "data-testid": "view-tools" },
     el("summary", { title: "Tools this view offers of its own: the model may call them while the view is open" },
       "Tools of this view ", el("span", { class: "count" }, String(tools.length))),
     list);
-  v.container.querySelector(".view-foot").prepend(v.toolsBox);
+  record.setToolsBox(v, box);
+  v.container.querySelector(".view-foot").prepend(box);
 }
