@@ -43,6 +43,14 @@ export interface CancelFrame {
 }
 
 /**
+ * The person is about to call a tool (the chat box took the focus, or the pointer reached a tool): the views
+ * booted ahead that lapsed unused boot again.
+ */
+export interface IntentFrame {
+  type: "intent";
+}
+
+/**
  * A message the page received from that view's proxy frame (already checked: `event.source` is that proxy's
  * window and `event.origin` its sandbox origin). The host validates `message`.
  */
@@ -567,6 +575,7 @@ export type PageFrame =
   | CallFrame
   | StopFrame
   | CancelFrame
+  | IntentFrame
   | ViewMessageFrame
   | ViewDisplayModeRequestFrame
   | ViewContainerFrame
