@@ -26,9 +26,9 @@ from .config.host import HostConfig
 from .config.servers import ServerSpec, apply_root_flags, default_watch_paths, load_config_document, parse_server_arg
 from .demo.catalog import DEMO_SERVERS
 from .errors import ConfigError, HostError
-from .host.build import build_host
-from .host.core import Host
-from .host.sandbox import Sandbox
+from .host.process.build import build_host
+from .host.process.core import Host
+from .host.process.sandbox import Sandbox
 from .settings import check_settings_from_env, limits_from_env
 from .store.db import default_db_url, open_database
 from .version import __version__

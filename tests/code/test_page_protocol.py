@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcp_apps_host.errors import HostError, InvalidFrame
-from mcp_apps_host.host import frames as f
+from mcp_apps_host.host.tab import frames as f
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = ROOT / "docs" / "bridge.md"
@@ -27,7 +27,7 @@ def test_the_pages_frame_types_are_printed_from_the_models():
     # here without printing it again would leave the page checked against the old protocol.
     assert FRAMES_DTS.read_text(encoding="utf-8") == f.frames_typescript(), (
         "web/static/frames.d.ts is out of date: print it again with\n"
-        "  python -c 'from mcp_apps_host.host.frames import frames_typescript as t; print(t(), end=\"\")'"
+        "  python -c 'from mcp_apps_host.host.tab.frames import frames_typescript as t; print(t(), end=\"\")'"
         " > src/mcp_apps_host/web/static/frames.d.ts")
 
 

@@ -154,7 +154,7 @@ def test_both_spellings_of_resource_not_found_read_as_not_found(code):
     import anyio
     from mcp.shared.exceptions import MCPError
 
-    from mcp_apps_host.host.proxied import read_error
+    from mcp_apps_host.host.tab.proxied import read_error
     from mcp_apps_host.servers.catalog import read_template
     from mcp_apps_host.settings import Limits
 

@@ -10,8 +10,8 @@ import pytest
 from mcp_apps_host.config.host import HostConfig
 from mcp_apps_host.config.policies import ModelSettings
 from mcp_apps_host.errors import ConfigError
-from mcp_apps_host.host.build import build_agent, build_host
-from mcp_apps_host.host.sandbox import Sandbox
+from mcp_apps_host.host.process.build import build_agent, build_host
+from mcp_apps_host.host.process.sandbox import Sandbox
 
 
 def test_a_model_whose_sdk_is_not_installed_is_named(monkeypatch: pytest.MonkeyPatch):

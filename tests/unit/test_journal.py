@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_apps_host.host.journal import Journal
+from mcp_apps_host.host.tab.journal import Journal
 
 
 class Repo:

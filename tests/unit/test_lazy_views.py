@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 import mcp_apps_host as vs
-from mcp_apps_host.host import frames as f
-from mcp_apps_host.host.driver import ViewDriver, ViewPorts
-from mcp_apps_host.host.lazy import PARK_REASON, LazyViews, to_tear_down
-from mcp_apps_host.host.views import Views
+from mcp_apps_host.host.tab import frames as f
+from mcp_apps_host.host.tab.driver import ViewDriver, ViewPorts
+from mcp_apps_host.host.tab.lazy import PARK_REASON, LazyViews, to_tear_down
+from mcp_apps_host.host.tab.views import Views
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.tools import tool_entry
 from mcp_apps_host.views import events as ev

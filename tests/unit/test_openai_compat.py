@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_apps_host.errors import TemplateError
-from mcp_apps_host.host.compat import view_html
+from mcp_apps_host.host.process.compat import view_html
 from mcp_apps_host.servers.templates import parse_template
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.tools import tool_entry

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from mcp_apps_host.host import core
-from mcp_apps_host.host import frames as f
-from mcp_apps_host.host.core import HUNG_ORIGIN_QUIET_S, Host
-from mcp_apps_host.host.page import Page
-from mcp_apps_host.host.prebooted import PrebootedViews
-from mcp_apps_host.host.prepared import PreparedProxies
-from mcp_apps_host.host.sandbox import Sandbox
+from mcp_apps_host.host.process import core
+from mcp_apps_host.host.process.core import HUNG_ORIGIN_QUIET_S, Host
+from mcp_apps_host.host.process.sandbox import Sandbox
+from mcp_apps_host.host.tab import frames as f
+from mcp_apps_host.host.tab.page import Page
+from mcp_apps_host.host.tab.prebooted import PrebootedViews
+from mcp_apps_host.host.tab.prepared import PreparedProxies
 from mcp_apps_host.servers.manager import ServerManager
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.csp import ViewCsp

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import mcp_apps_host as vs
-from mcp_apps_host.host.pagetemplates import PageTemplates
+from mcp_apps_host.host.tab.pagetemplates import PageTemplates
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.csp import ViewCsp
 from mcp_apps_host.values.templates import Template

@@ -15,11 +15,11 @@ from mcp_apps_host.config.host import HostConfig
 from mcp_apps_host.config.policies import SamplingSettings
 from mcp_apps_host.config.servers import ServerSpec, apply_root_flags
 from mcp_apps_host.errors import CallFailed, ConfigError
-from mcp_apps_host.host import frames as f
-from mcp_apps_host.host.asking import TabAsks
-from mcp_apps_host.host.consents import Consents
-from mcp_apps_host.host.page import Page
-from mcp_apps_host.host.serverasks import HostAsks
+from mcp_apps_host.host.process.serverasks import HostAsks
+from mcp_apps_host.host.tab import frames as f
+from mcp_apps_host.host.tab.asking import TabAsks
+from mcp_apps_host.host.tab.consents import Consents
+from mcp_apps_host.host.tab.page import Page
 from mcp_apps_host.policy.consent import ConsentPolicy, SamplingPolicy
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.elicitation import content_problem, schema_problem

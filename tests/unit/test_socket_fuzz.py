@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from mcp_apps_host.host import frames as f
-from mcp_apps_host.host.core import Host
-from mcp_apps_host.host.sandbox import Sandbox
+from mcp_apps_host.host.process.core import Host
+from mcp_apps_host.host.process.sandbox import Sandbox
+from mcp_apps_host.host.tab import frames as f
 from mcp_apps_host.servers.manager import ServerManager
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.web.access import Access

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_apps_host.host.tab import Tab
+from mcp_apps_host.host.tab.tab import Tab
 from mcp_apps_host.views.session import ViewSession
 from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to, view_handshake
 

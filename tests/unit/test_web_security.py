@@ -8,8 +8,8 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from mcp_apps_host.host.core import Host
-from mcp_apps_host.host.sandbox import Sandbox
+from mcp_apps_host.host.process.core import Host
+from mcp_apps_host.host.process.sandbox import Sandbox
 from mcp_apps_host.servers.manager import ServerManager
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.csp import ViewCsp

@@ -16,9 +16,9 @@ import uvicorn
 
 from ..config.host import HostConfig
 from ..errors import ConfigError
-from ..host.build import build_host
-from ..host.core import Host
-from ..host.sandbox import Sandbox
+from ..host.process.build import build_host
+from ..host.process.core import Host
+from ..host.process.sandbox import Sandbox
 from ..servers.connection import ServerStatus
 from ..settings import CheckSettings
 from ..web.access import Access

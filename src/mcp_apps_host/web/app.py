@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from ..host.core import Host
+from ..host.process.core import Host
 from ..policy.csp import host_page_csp
 from ..store.audit import AuditFilter
 from .access import COOKIE, Access

@@ -23,9 +23,9 @@ from starlette.types import Receive, Scope, Send
 from ..config.deployment import check_sandbox_origin
 from ..config.host import HostConfig
 from ..errors import ConfigError
-from ..host.build import build_host
-from ..host.core import Host
-from ..host.sandbox import Sandbox
+from ..host.process.build import build_host
+from ..host.process.core import Host
+from ..host.process.sandbox import Sandbox
 from ..servers.manager import ServerHeaders
 from .access import Access, is_loopback
 from .app import APP_SIGN_IN, Gate, HostOrSandbox, console_gate, host_app, origin_checks

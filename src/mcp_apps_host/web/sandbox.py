@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from ..host.core import Host
+from ..host.process.core import Host
 from .static import PAGE_HEADERS, static_text
 
 

@@ -12,9 +12,9 @@ import logging
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
-from ..host import frames as f
-from ..host.core import Host
-from ..host.tab import Tab
+from ..host.process.core import Host
+from ..host.tab import frames as f
+from ..host.tab.tab import Tab
 from .deepjson import cut_deep
 
 log = logging.getLogger("mcp_apps_host.web")

@@ -1,0 +1,288 @@
+"""One live view: its sans-IO session, what runs for it, and the one place its effects are carried out.
+
+Everything that happens to a view comes in through :meth:`ViewDriver.drive` as an event
+(`views/events.py`); its session decides, and the effects that come out are applied here,
+in one `match` that mypy checks is complete. What runs on the view's behalf (a tool call on
+its server, a resource read, a timer) ends by driving the view again with the event it
+produced. The driver never reaches for whoever made it: it reaches the rest of the tab only
+through `ViewPorts`, typed interfaces handed in at construction (a unit test passes fakes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Protocol, assert_never
+
+from ...errors import CallFailed
+from ...servers.connection import ProgressFn
+from ...values.apptools import AppTool
+from ...values.protocol import SANDBOX_RESOURCE_READY, TOOLS_CALL
+from ...views import effects as fx
+from ...views import events as ev
+from ...views.jsonrpc import RequestId, json_text
+from ...views.session import ViewSession
+from ..process.core import Host, MountedView
+from . import frames as f
+from . import proxied
+from .audit import Auditor
+from .consents import Consents
+from .page import Page
+from .pagetemplates import PageTemplates
+from .ports import ToolRunner
+
+log = logging.getLogger("mcp_apps_host.views")
+
+
+class ViewNews(Protocol):
+    """What the conversation hears of its views."""
+
+    def chat_message(self, view: ViewDriver, message: fx.PostChatMessage) -> None: ...
+
+    def model_context(self, view: ViewDriver, update: fx.ModelContextUpdated) -> None: ...
+
+    def app_tools_changed(self, view: ViewDriver, tools: tuple[AppTool, ...]) -> None: ...
+
+    def resized(self, view: ViewDriver, height: int) -> None: ...
+
+    def view_gone(self, view: ViewDriver) -> None: ...
+
+
+class ViewLifecycle(Protocol):
+    """The tab's registry of live views: told when a view is up and when it ended."""
+
+    def ready(self, view: ViewDriver) -> None: ...
+
+    def ended(self, view: ViewDriver, change: fx.StateChanged) -> None: ...
+
+
+@dataclass(frozen=True)
+class ViewPorts:
+    """What every view of a tab reaches: the same for all of them."""
+
+    host: Host
+    page: Page
+    audit: Auditor
+    consents: Consents
+    tools: ToolRunner
+    news: ViewNews
+    lifecycle: ViewLifecycle
+    page_templates: PageTemplates
+
+
+@dataclass(eq=False)
+class ViewDriver:
+    mounted: MountedView
+    session: ViewSession
+    ports: ViewPorts
+    call_id: int | None
+    instance: str | None = None  # the conversation's id for this view, kept with its state
+    trust: str = "unchecked"  # what the template check said when it was mounted
+    pinned: bool = False  # in the side panel: live across turns and conversations until unpinned
+    conversation: str | None = None  # the conversation it was mounted in
+    in_panel: bool = False  # mounted straight into the side panel: it has no call card on the page
+    tasks: dict[RequestId, asyncio.Task[None]] = field(default_factory=dict)  # requests run for the view
+    timers: list[asyncio.TimerHandle] = field(default_factory=list)
+    app_calls: dict[RequestId, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # its own tools
+
+    @property
+    def handle(self) -> str:
+        return self.mounted.handle
+
+    @property
+    def server(self) -> str:
+        return self.session.spec.server
+
+    @property
+    def label(self) -> str:
+        """How the page and the model tell this view apart from the server's other views."""
+        return f"view{self.call_id}" if self.call_id is not None else f"view-{self.handle[:6]}"
+
+    # ---- the one way in ------------------------------------------------------------------------
+
+    def drive(self, event: ev.Event) -> None:
+        """Hand the view's session an event and carry out what it decides."""
+        effects = self.session.handle(event)
+        if isinstance(event, ev.TeardownTimedOut) and effects:
+            # A view that does not answer its teardown may have hung its renderer, which every frame of
+            # its origin shares: nothing prepared ahead there is handed to a later view, in any tab.
+            self.ports.host.hung(self.mounted.origin)
+        self._apply(effects)
+
+    def from_view(self, message: Any) -> None:
+        """A message the view posted: within its rate, decided by its session, on record with the decision."""
+        session, audit = self.session, self.ports.audit
+        limited = session.over_rate(message, asyncio.get_running_loop().time())
+        if limited is not None and not any(isinstance(e, fx.Refused) for e in limited):
+            self._apply(limited)  # refused again in the same burst: answered, not recorded
+            return
+        effects = session.handle(ev.FromView(message)) if limited is None else limited
+        # One row for the message, carrying what was decided about it.
+        verdict = next((e for e in effects if isinstance(e, (fx.Refused, fx.Decided))), None)
+        decision = "refused" if isinstance(verdict, fx.Refused) else verdict.decision if verdict else None
+        raw = message if isinstance(message, dict) else {"value": message}
+        method = raw.get("method")
+        audit("view->host", method if isinstance(method, str) else None, server=self.server, view=self.handle,
+              msg_id=raw.get("id"), decision=decision, reason=verdict.reason if verdict else None, payload=raw)
+        self._apply(effects, audited=verdict)
+
+    async def call_app_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call a tool the view offers; the CallToolResult, or :class:`CallFailed` saying why there is none."""
+        request_id = self.session.next_host_id()
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.app_calls[request_id] = answer
+        try:
+            self.drive(ev.CallAppTool(request_id, name, arguments))
+            return await answer
+        except asyncio.CancelledError:
+            if not self.ended:  # the view hears that nobody waits for the answer any more
+                self.drive(ev.CancelAppTool(request_id))
+            raise
+        finally:
+            self.app_calls.pop(request_id, None)
+
+    @property
+    def ended(self) -> bool:
+        return self.session.state in (fx.ViewState.CLOSED, fx.ViewState.ERROR)
+
+    def stop(self) -> None:
+        """The view is gone: nothing runs for it any more, and whoever waits on its tools hears why."""
+        self.ports.consents.withdraw(self.handle)
+        for timer in self.timers:
+            timer.cancel()
+        for task in self.tasks.values():
+            task.cancel()
+        self.tasks.clear()
+        for waiting in self.app_calls.values():
+            if not waiting.done():
+                waiting.set_exception(CallFailed("the view closed before its tool answered"))
+
+    # ---- the one place effects are carried out ---------------------------------------------------
+
+    def _apply(self, effects: list[fx.Effect], audited: object = None) -> None:
+        for effect in effects:
+            self._carry_out(effect, audited)
+
+    def _carry_out(self, effect: fx.Effect, audited: object) -> None:
+        ports, page, handle = self.ports, self.ports.page, self.handle
+        match effect:
+            case fx.PostToView(message):
+                if message.get("method") != SANDBOX_RESOURCE_READY:  # the template is on record by hash
+                    ports.audit("host->view", message.get("method"), server=self.server, view=handle,
+                                msg_id=message.get("id"), payload=message)
+                page.send(f.ViewPost(view=handle, message=ports.page_templates.message(self.mounted.template,
+                                                                                        message)))
+            case fx.Decided(method, request_id, decision, reason):
+                if effect is not audited:
+                    ports.audit("view->host", method, server=self.server, view=handle, msg_id=request_id,
+                                decision=decision, reason=reason)
+            case fx.Refused(method, reason):
+                log.info("view %s (%s): refused %s: %s", handle[:8], self.server, method, reason)
+                if effect is not audited:
+                    ports.audit("view->host", method, server=self.server, view=handle, decision="refused",
+                                reason=reason)
+                page.send(f.ViewLog(view=handle, level="warning", text=f"refused {method or 'message'}: {reason}"))
+            case fx.StateChanged(state, error):
+                if state == fx.ViewState.READY:
+                    page.send(f.ViewStateFrame(view=handle, state=str(state), error=error))
+                    self._send_display_mode()  # the modes the view declared, for its header
+                    ports.lifecycle.ready(self)
+                else:
+                    ports.lifecycle.ended(self, effect)
+            case fx.AskConsent():
+                self._ask(effect)
+            case fx.ModelContextUpdated(content, structured):
+                summary = json_text({"content": content, "structuredContent": structured})
+                page.send(f.ViewContext(view=handle, text=summary[:2000]))
+                ports.news.model_context(self, effect)
+            case fx.PostChatMessage():
+                ports.news.chat_message(self, effect)
+            case fx.ProxyToolCall(request_id):
+                self._run(request_id, proxied.tool_call(ports.tools, self.server, effect, self._progress(effect)))
+            case fx.ProxyResourceRead(request_id):
+                self._run(request_id, proxied.resource_read(ports.host, self.server, effect))
+            case fx.Sample(request_id):
+                self._run(request_id, proxied.sample(ports.host, ports.audit, self.server, handle, effect))
+            case fx.SaveFiles(request_id):
+                self._run(request_id, proxied.save_files(ports.host, page, self.server, handle, effect))
+            case fx.CancelProxied(request_id):
+                task = self.tasks.pop(request_id, None)
+                if task is not None:
+                    task.cancel()
+            case fx.Download(filename, mime_type, text, blob, url):
+                page.send(f.Download(view=handle, filename=filename, mime_type=mime_type, text=text, blob=blob,
+                                     url=url))
+            case fx.DisplayModeChanged():
+                self._send_display_mode()
+            case fx.Resize(width, height):
+                page.send(f.ViewSize(view=handle, width=width, height=height))
+                if height is not None:
+                    ports.news.resized(self, height)
+            case fx.Log(level, text):
+                page.send(f.ViewLog(view=handle, level=level, text=text))
+            case fx.OpenLink(url):
+                page.send(f.OpenLink(url=url))
+            case fx.StartInitTimer(seconds):
+                self._after(seconds, ev.InitTimedOut())
+            case fx.StartTeardownTimer(seconds):
+                self._after(seconds, ev.TeardownTimedOut())
+            case fx.StartRequestTimer(request_id, seconds):
+                self._after(seconds, ev.RequestTimedOut(request_id))
+            case fx.AppToolsChanged(tools):
+                ports.news.app_tools_changed(self, tools)
+            case fx.AppToolResult(request_id, result, error):
+                waiting = self.app_calls.pop(request_id, None)
+                if waiting is None or waiting.done():
+                    return
+                if result is not None:
+                    waiting.set_result(result)
+                else:
+                    waiting.set_exception(CallFailed(error or "the app tool failed"))
+            case _:
+                assert_never(effect)
+
+    # ---- what runs for the view ----------------------------------------------------------------
+
+    def _run(self, request_id: RequestId, work: Coroutine[Any, Any, ev.Event]) -> None:
+        """Run a request of the view's; the event it ends with drives the view."""
+
+        async def run() -> None:
+            done = await work
+            self.tasks.pop(request_id, None)
+            self.drive(done)
+
+        self.tasks[request_id] = asyncio.get_running_loop().create_task(run())
+
+    def _progress(self, call: fx.ProxyToolCall) -> ProgressFn:
+        async def forward(progress: float, total: float | None, message: str | None) -> None:
+            if call.progress_token is not None:
+                self.drive(ev.Progress(call.progress_token, progress, total, message))
+
+        return forward
+
+    def _after(self, seconds: float, event: ev.Event) -> None:
+        self.timers.append(asyncio.get_running_loop().call_later(seconds, self.drive, event))
+
+    def _send_display_mode(self) -> None:
+        session = self.session
+        self.ports.page.send(f.ViewDisplayMode(view=self.handle, mode=session.display_mode,
+                                               available=session.available_modes()))
+
+    def _ask(self, ask: fx.AskConsent) -> None:
+        ports = self.ports
+
+        def answered(allow: bool, remember: bool) -> None:
+            if self.ended:
+                return
+            if allow and remember and ask.kind == "tool-call" and ask.can_remember:
+                ports.host.consent.remember_allow(self.server, ask.subject)
+                ports.audit("view->host", TOOLS_CALL, server=self.server, view=self.handle, msg_id=ask.token,
+                            decision="consented",
+                            reason=f"the person chose always allow {self.server}/{ask.subject}")
+            self.drive(ev.ConsentAnswered(ask.token, allow))
+
+        question = {"kind": ask.kind, "server": self.server, "title": ask.title, "detail": ask.detail,
+                    "subject": ask.subject, "can_remember": ask.can_remember, **ask.extra}
+        ports.consents.ask(question, self.handle, answered)

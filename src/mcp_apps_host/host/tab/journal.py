@@ -1,0 +1,139 @@
+"""Writes a tab's conversation items in order, off the event loop, without holding up the page.
+
+An item updated while its append still waits in the queue is appended as it is by then: a call that
+ends before its record was written (a view's own calls, mostly) costs one write, not two. Writes share
+the database with the audit trail, whose commits a view's replies wait for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ...store.conversations import Conversation, OwnConversations
+from ...values.calls import CallRecord
+
+log = logging.getLogger("mcp_apps_host.journal")
+
+T = TypeVar("T")
+
+
+# Told of every item once it is written: (conversation, item id, kind, "append" | "update").
+Written = Callable[[str, int, str, str], None]
+
+
+class Journal:
+    """Append and update conversation items; a key stands for the row id until it is known."""
+
+    def __init__(self, conversations: OwnConversations, on_written: Written | None = None) -> None:
+        self.conversations = conversations
+        self.on_written = on_written
+        self._kinds: dict[int, tuple[str, str]] = {}  # key -> (conversation, kind)
+        self._queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self._ids: dict[int, int] = {}
+        # Appends still queued, by key: (conversation, kind, data), where an update replaces the data.
+        self._waiting: dict[int, tuple[str, str, dict[str, Any]]] = {}
+        self._keys = itertools.count()
+        self._task = asyncio.get_running_loop().create_task(self._writer())
+
+    def append(self, conversation: str, kind: str, data: dict[str, Any]) -> int:
+        key = next(self._keys)
+        self._waiting[key] = (conversation, kind, dict(data))  # a snapshot: callers keep editing
+        self._queue.put_nowait(("append", key))
+        return key
+
+    def update(self, key: int, data: dict[str, Any]) -> None:
+        waiting = self._waiting.get(key)
+        if waiting is not None:  # not written yet: it is written as it is now
+            self._waiting[key] = (waiting[0], waiting[1], dict(data))
+            return
+        self._queue.put_nowait(("update", key, dict(data)))
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Queue a repository call whose result nobody waits for."""
+        self._queue.put_nowait(("run", fn, args))
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a repository call after everything queued before it (reads see earlier writes)."""
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(("call", done, fn, args))
+        return await done
+
+    async def _writer(self) -> None:
+        while True:
+            op = await self._queue.get()
+            try:
+                await self._run(op)
+            except Exception:  # a full disk must not break the console
+                log.exception("could not write a conversation item")
+
+    async def _run(self, op: tuple[Any, ...]) -> None:
+        if op[0] == "append":
+            key = op[1]
+            conversation, kind, data = self._waiting.pop(key)
+            self._ids[key] = await asyncio.to_thread(self.conversations.append, conversation, kind, data)
+            self._kinds[key] = (conversation, kind)
+            self._written(key, "append")
+        elif op[0] == "update":
+            _, key, data = op
+            if key in self._ids:
+                await asyncio.to_thread(self.conversations.update_item, self._ids[key], data)
+                self._written(key, "update")
+        elif op[0] == "run":
+            _, fn, args = op
+            await asyncio.to_thread(fn, *args)
+        else:
+            _, done, fn, args = op
+            try:
+                result = await asyncio.to_thread(fn, *args)
+            except Exception as exc:  # handed to the caller
+                if not done.done():
+                    done.set_exception(exc)
+            else:
+                if not done.done():
+                    done.set_result(result)
+
+    def _written(self, key: int, op: str) -> None:
+        if self.on_written is not None:
+            conversation, kind = self._kinds[key]
+            self.on_written(conversation, self._ids[key], kind, op)
+
+    async def close(self) -> None:
+        """Finish what is queued, then stop."""
+        await self.call(lambda: None)
+        self._task.cancel()
+
+
+class ConversationLog:
+    """The conversation a tab shows, and what it keeps of it (nothing, without a store)."""
+
+    def __init__(self, conversations: OwnConversations | None, on_written: Written | None = None) -> None:
+        self.journal = Journal(conversations, on_written) if conversations is not None else None
+        self.current: Conversation | None = None
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.current.id if self.current else None
+
+    def keep(self, kind: str, data: dict[str, Any]) -> int | None:
+        """Append an item to the current conversation; the key updates it later."""
+        if self.journal is None or self.current is None:
+            return None
+        return self.journal.append(self.current.id, kind, data)
+
+    def rekeep(self, key: int | None, data: dict[str, Any]) -> None:
+        if self.journal is not None and key is not None:
+            self.journal.update(key, data)
+
+    def keep_call(self, record: CallRecord) -> int | None:
+        return self.keep("tool-call", record.to_json())
+
+    def rekeep_call(self, key: int | None, record: CallRecord) -> None:
+        self.rekeep(key, record.to_json())
+
+    async def close(self) -> None:
+        if self.journal is not None:
+            await self.journal.close()

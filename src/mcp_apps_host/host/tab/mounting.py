@@ -1,0 +1,129 @@
+"""From a tool call to a mounted view: fetch the template, check its trust, ask the person
+about a changed one, keep it for replays, then mount it."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from ...errors import ServerUnavailable, TemplateError
+from ...policy.trust import TrustVerdict
+from ...values.calls import CallRecord, ViewRef
+from ...values.templates import Template
+from ...values.tools import ToolEntry
+from ..process.core import Host
+from . import frames as f
+from .audit import Auditor
+from .driver import ViewDriver
+from .journal import ConversationLog
+from .page import Page
+from .views import Views
+
+
+class Mounting:
+    def __init__(self, host: Host, page: Page, views: Views, audit: Auditor, log: ConversationLog) -> None:
+        self.host = host
+        self.page = page
+        self.views = views
+        self.audit = audit
+        self.log = log
+        self._held: dict[int, asyncio.Future[bool]] = {}  # calls whose view waits for the person's review
+
+    async def mount(self, call_id: int, entry: ToolEntry, record: CallRecord) -> ViewDriver | None:
+        """The call's view, or None when it cannot render (the reason is shown and kept in ``record``)."""
+        assert entry.resource_uri
+        try:
+            template = await self.host.servers.template(entry.server, entry.resource_uri)
+        except (TemplateError, ServerUnavailable) as exc:
+            self._failed(call_id, entry, record, str(exc))
+            return None
+        trust = "unchecked"
+        if self.host.trust is not None:
+            verdict = await asyncio.to_thread(self.host.trust.check, template)
+            trust = verdict.status
+            if verdict.status == "blocked":
+                self._failed(call_id, entry, record, verdict.reason)
+                return None
+            if not verdict.render and entry.server in self.host.watch:
+                trust = await self._accept_watched(entry, verdict)
+            elif not verdict.render and not await self._ask(call_id, entry, verdict):
+                self._failed(call_id, entry, record, "the person did not accept the changed template")
+                return None
+        self._save(template)
+        record.view = ViewRef(template.sha256, template.uri)
+        # The view instance's id goes with the call's item: its kept state is found by it on a replay.
+        instance = record.instance = record.instance or uuid.uuid4().hex
+        # A view of this template booted ahead takes the call; else one is mounted now. Either way the
+        # next view of it boots ahead once this one is up (the template has passed its checks).
+        view = self.views.take_prebooted(call_id, entry, template, trust, instance)
+        if view is None:
+            view = self.views.mount(call_id, entry, template, trust, instance=instance)
+        self.views.prebooted.boot_after(view, entry, template)
+        return view
+
+    def _failed(self, call_id: int, entry: ToolEntry, record: CallRecord, reason: str) -> None:
+        self.views.mount_failed(call_id, entry.server, entry.name, reason)
+        record.view_error = reason
+
+    # ---- trust prompts -----------------------------------------------------------------------------
+
+    async def _ask(self, call_id: int, entry: ToolEntry, verdict: TrustVerdict) -> bool:
+        """A server serves a different template for a URI the person has used: show old and new, wait for a yes."""
+        held: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._held[call_id] = held
+        self.page.send(f.ViewHeld(call_id=call_id, server=entry.server, tool=entry.name, uri=entry.resource_uri,
+                                  old_sha256=verdict.pinned_sha256, new_sha256=verdict.sha256,
+                                  old_size=verdict.pinned_size, new_size=verdict.size, reason=verdict.reason))
+        self.audit("server->host", "template-changed", server=entry.server, decision="asked", reason=verdict.reason)
+        accepted = await held
+        self.audit("server->host", "template-changed", server=entry.server,
+                   decision="consented" if accepted else "declined", reason="the person reviewed the changed template")
+        if accepted and self.host.trust is not None:
+            await asyncio.to_thread(self.host.trust.accept, entry.server, str(entry.resource_uri), verdict.sha256,
+                                    verdict.size)
+        return accepted
+
+    async def _accept_watched(self, entry: ToolEntry, verdict: TrustVerdict) -> str:
+        """Under `serve --watch` the person is editing this server: its new template is theirs."""
+        assert self.host.trust is not None
+        await asyncio.to_thread(self.host.trust.accept, entry.server, str(entry.resource_uri), verdict.sha256,
+                                verdict.size)
+        self.audit("server->host", "template-changed", server=entry.server, decision="consented",
+                   reason="the server's watched files changed (serve --watch)")
+        return "changed"
+
+    async def remount(self, view: ViewDriver) -> ViewDriver | None:
+        """Render an open view again from its server's current template, with its last input and result
+        (`serve --watch`); None when the template is the same or cannot be used."""
+        entry = view.session.spec.tool
+        if not entry.resource_uri:
+            return None
+        try:
+            template = await self.host.servers.template(entry.server, entry.resource_uri)
+        except (TemplateError, ServerUnavailable):
+            return None
+        if template.sha256 == view.mounted.template.sha256 or view.handle not in self.views.live:
+            return None
+        trust = "unchecked"
+        if self.host.trust is not None:
+            verdict = await asyncio.to_thread(self.host.trust.check, template)
+            if verdict.status == "blocked":
+                return None
+            trust = verdict.status if verdict.render else await self._accept_watched(entry, verdict)
+        self._save(template)
+        return self.views.remount(view, template, trust)
+
+    def answer(self, call_id: int, accept: bool) -> None:
+        held = self._held.pop(call_id, None)
+        if held is not None and not held.done():
+            held.set_result(accept)
+
+    # ---- templates kept for replays ------------------------------------------------------------------
+
+    def _save(self, template: Template) -> None:
+        journal = self.log.journal
+        if journal is None or template.sha256 in self.host.saved_templates:
+            return
+        self.host.saved_templates.add(template.sha256)
+        journal.run(journal.conversations.save_template, template.sha256, template.server, template.uri,
+                    template.html, template.meta())

@@ -1,0 +1,87 @@
+"""What a view asked the host to do on its behalf: tool calls and resource reads on its own
+server, sampling by the host's model, and files to save. Each runs as a task of the view's
+driver and ends with the event that completes the view's request."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp.shared.exceptions import MCPError
+
+from ...chat.sampling import create_message
+from ...errors import CallFailed
+from ...servers.connection import ProgressFn
+from ...values.protocol import RESOURCE_NOT_FOUND_CODES, SAMPLING_CREATE_MESSAGE
+from ...views import effects as fx
+from ...views import events as ev
+from ...views.downloads import read_as_file
+from ...views.jsonrpc import INTERNAL_ERROR
+from ..process.core import Host
+from . import frames as f
+from .audit import Auditor
+from .page import Page
+from .ports import ToolRunner
+
+
+def read_error(server: str, uri: str, exc: Exception) -> tuple[int, str]:
+    """The code and words for a failed resources/read (both spellings of "not found" read as one)."""
+    code = exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR
+    if isinstance(exc, MCPError) and code in RESOURCE_NOT_FOUND_CODES and "not found" in exc.message.lower():
+        return code, f"server {server!r} has no resource {uri} (not found, error {code})"
+    return code, f"resources/read {uri} on server {server!r} failed: {exc}"
+
+
+async def tool_call(tools: ToolRunner, server: str, call: fx.ProxyToolCall,
+                    on_progress: ProgressFn) -> ev.RequestCompleted:
+    try:
+        result = await tools.for_view(server, call.name, call.arguments, on_progress)
+    except CallFailed as exc:
+        return ev.RequestCompleted(call.request_id, error=(exc.code, str(exc)))
+    return ev.RequestCompleted(call.request_id, result=result)
+
+
+async def resource_read(host: Host, server: str, read: fx.ProxyResourceRead) -> ev.RequestCompleted:
+    try:
+        result = await host.servers.get(server).read_resource(read.uri)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the view hears why
+        return ev.RequestCompleted(read.request_id, error=read_error(server, read.uri, exc))
+    return ev.RequestCompleted(read.request_id, result=result)
+
+
+async def sample(host: Host, audit: Auditor, server: str, view: str, sample: fx.Sample) -> ev.RequestCompleted:
+    assert host.agent is not None  # the session only asks when a model is configured
+    try:
+        result = await create_message(host.agent.adapter, sample.params)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the view hears why
+        return ev.RequestCompleted(sample.request_id, error=(INTERNAL_ERROR, f"the model failed: {exc}"))
+    audit("model->host", SAMPLING_CREATE_MESSAGE, server=server, view=view, msg_id=sample.request_id,
+          payload=result)
+    return ev.RequestCompleted(sample.request_id, result=result)
+
+
+async def save_files(host: Host, page: Page, server: str, view: str, save: fx.SaveFiles) -> ev.RequestCompleted:
+    """Read what must be read from the view's server, then save every file, or none."""
+    files: list[fx.Download] = []
+    for file in save.files:
+        if file.resource_uri is None:
+            files.append(file)
+            continue
+        try:
+            result = await host.servers.get(server).read_resource(file.resource_uri)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the view hears which file failed
+            code, text = read_error(server, file.resource_uri, exc)
+            return ev.RequestCompleted(save.request_id, error=(code, f"ui/download-file: {text}"))
+        read = read_as_file(file, result, host.limits.max_download_bytes)
+        if isinstance(read, str):
+            return ev.RequestCompleted(save.request_id, error=(INTERNAL_ERROR, f"ui/download-file: {read}"))
+        files.append(read)
+    for file in files:
+        page.send(f.Download(view=view, filename=file.filename, mime_type=file.mime_type, text=file.text,
+                             blob=file.blob, url=file.url))
+    return ev.RequestCompleted(save.request_id, result={})

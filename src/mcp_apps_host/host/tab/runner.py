@@ -1,0 +1,156 @@
+"""Every tool call as the conversation shows it: a card, a record kept in the conversation, the audit trail.
+
+A call comes from the person (`/call` or the tool picker), from a view, or from the
+model (`turns.py`); each runs through :meth:`CallRunner.run`, which draws the card,
+writes the audit trail and the conversation item, and turns failures into messages.
+A view's own calls come in as the view's `ToolRunner` (:meth:`CallRunner.for_view`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import time
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+
+from ...errors import CallFailed, ServerUnavailable
+from ...servers.connection import ProgressFn
+from ...values import protocol as M
+from ...values.calls import ENDED_WITH_RESULT, CallRecord, CallSource, CallStatus
+from ...views.jsonrpc import INTERNAL_ERROR
+from ..process.core import Host
+from . import frames as f
+from .asking import TabAsks
+from .audit import Auditor
+from .driver import ViewDriver
+from .journal import ConversationLog
+from .page import Page
+
+
+class CallCard:
+    """The frames of one call's card."""
+
+    def __init__(self, page: Page, call_id: int) -> None:
+        self.page = page
+        self.call_id = call_id
+
+    def started(self, server: str | None, tool: str | None, arguments: dict[str, Any], source: str,
+                app_tool_of: str | None = None) -> None:
+        self.page.send(f.CallStarted(call_id=self.call_id, server=server, tool=tool, arguments=arguments,
+                                     source=source, app_tool_of=app_tool_of))  # type: ignore[arg-type]
+
+    def progress(self, value: float, total: float | None, message: str | None) -> None:
+        self.page.send(f.CallProgress(call_id=self.call_id, progress=value, total=total, message=message))
+
+    def finished(self, result: dict[str, Any], duration_ms: int) -> None:
+        self.page.send(f.CallFinished(call_id=self.call_id, result=result, is_error=result.get("isError") is True,
+                                      duration_ms=duration_ms))
+
+    def failed(self, error: str, duration_ms: int = 0, cancelled: bool = False) -> None:
+        self.page.send(f.CallFailed(call_id=self.call_id, error=error, duration_ms=duration_ms, cancelled=cancelled))
+
+    def replay(self, record: CallRecord) -> None:
+        """A call kept on record, drawn again as it ended (a call still running then was interrupted)."""
+        self.started(record.server, record.tool, record.arguments, record.source, record.app_tool_of)
+        status, duration = record.status, record.duration_ms or 0
+        if status in ENDED_WITH_RESULT:
+            self.page.send(f.CallFinished(call_id=self.call_id, result=record.result,
+                                          is_error=status == "tool-error", duration_ms=duration))
+        elif status == "running":
+            self.failed("interrupted: the host stopped before the call finished", duration, cancelled=True)
+        else:
+            self.failed(record.error or status, duration, cancelled=status == "cancelled")
+
+
+class CallRunner:
+    def __init__(self, host: Host, page: Page, log: ConversationLog, audit: Auditor, asks: TabAsks) -> None:
+        self.host = host
+        self.page = page
+        self.log = log
+        self.audit = audit
+        self.asks = asks
+        self._ids = itertools.count()
+
+    def new_id(self) -> int:
+        return next(self._ids)
+
+    async def for_view(self, server: str, tool: str, arguments: dict[str, Any],
+                       on_progress: ProgressFn) -> dict[str, Any]:
+        record = CallRecord(server, tool, arguments, "view")
+        return await self.run(self.new_id(), server, tool, arguments, "view", on_progress, record=record)
+
+    async def run(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: CallSource,
+                  on_progress: ProgressFn | None = None, *, record: CallRecord,
+                  key: int | None = None, app_tool_of: ViewDriver | None = None) -> dict[str, Any]:
+        """One tool call as the conversation shows it (started, progress, finished or failed), kept on record.
+
+        With ``app_tool_of`` the tool is one that view offers of its own, and the view runs it; its messages
+        are in the audit trail as the view's traffic. Returns the result; raises :class:`CallFailed` when
+        there is none.
+        """
+        started = time.monotonic()
+        card = CallCard(self.page, call_id)
+        if key is None:
+            key = self.log.keep_call(record)
+
+        def finish(status: CallStatus, result: dict[str, Any] | None, error: str | None) -> None:
+            duration = round((time.monotonic() - started) * 1000)
+            if result is not None:
+                card.finished(result, duration)
+            else:
+                card.failed(error or status, duration, cancelled=status == "cancelled")
+            record.ended(status, result, error, duration)
+            self.log.rekeep_call(key, record)
+
+        shown_at = -math.inf
+
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal shown_at
+            now = time.monotonic()
+            if now - shown_at < self.host.limits.progress_interval and (total is None or progress < total):
+                return  # a flood of progress: the latest is shown every progress_interval
+            shown_at = now
+            card.progress(progress, total, message)
+            if on_progress is not None:
+                await on_progress(progress, total, message)
+
+        card.started(server, tool, arguments, source, app_tool_of.label if app_tool_of else None)
+        to_server = app_tool_of is None
+        if to_server:
+            self.audit("host->server", M.TOOLS_CALL, server=server, msg_id=call_id, reason=f"called by the {source}",
+                       payload={"name": tool, "arguments": arguments})
+        try:
+            if app_tool_of is not None:
+                result = await app_tool_of.call_app_tool(tool, arguments)
+            else:
+                with self.asks.calling(server):  # what the server asks meanwhile is asked in this tab
+                    result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
+        except asyncio.CancelledError:
+            finish("cancelled", None, None)
+            if to_server:
+                self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason="cancelled")
+            raise
+        except Exception as exc:  # every failure is shown where it happened
+            error = _describe_call_error(server, tool, exc)
+            finish("failed", None, error)
+            if to_server:
+                self.audit("server->host", M.TOOLS_CALL, server=server, msg_id=call_id, reason=error)
+            raise CallFailed(error, exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR) from exc
+        finish("tool-error" if result.get("isError") is True else "ok", result, None)
+        if to_server:
+            self.audit("server->host", M.TOOLS_CALL, server=server, msg_id=call_id, payload=result)
+        return result
+
+
+
+def _describe_call_error(server: str, tool: str, exc: Exception) -> str:
+    if isinstance(exc, MCPError):
+        return f"{server}/{tool} failed: {exc.message} (error {exc.code})"
+    if isinstance(exc, TimeoutError):
+        return f"{server}/{tool} did not answer in time"
+    if isinstance(exc, (ServerUnavailable, CallFailed)):
+        return str(exc)
+    return f"{server}/{tool} failed: {exc or type(exc).__name__}"
