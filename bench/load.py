@@ -105,7 +105,7 @@ def rss_kib(root: int) -> int:
     return total
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int | str) -> float:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     except OSError:
@@ -133,6 +133,12 @@ def cpu_by_role(console: int, database: int | None) -> dict[str, float]:
 
 def per_worker_cpu(workers: set[int]) -> dict[int, float]:
     return {pid: cpu_seconds(pid) for pid in workers}
+
+
+def loop_cpu(workers: set[int]) -> float:
+    """CPU seconds of the workers' main threads, where their event loops run: what one worker cannot spread
+    over more cores (its other threads write the database)."""
+    return sum(cpu_seconds(f"{pid}/task/{pid}") for pid in workers)
 
 
 # ---- one tab, its views ------------------------------------------------------------------------------
@@ -300,9 +306,12 @@ async def open_loop(view: View, start: float, interval: float, until: float, inf
 # ---- the console ---------------------------------------------------------------------------------------
 
 
-def start_console(workers: int, database: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str, int]:
+def start_console(workers: int, database: str, workdir: Path,
+                  profile: str | None = None) -> tuple[subprocess.Popen[bytes], str, int]:
     port, token = free_port(), secrets.token_urlsafe(12)
-    cmd = [sys.executable, "-m", "mcp_apps_host", "serve", "--no-open", "--port", str(port), "--sandbox-port",
+    # Under --profile the console runs in bench/profile_host.py, which writes its CPU profile as it stops.
+    start = [str(Path(__file__).with_name("profile_host.py")), profile] if profile else ["-m", "mcp_apps_host"]
+    cmd = [sys.executable, *start, "serve", "--no-open", "--port", str(port), "--sandbox-port",
            str(free_port()), f"--token={token}", "--db", database, "--workers", str(workers), "--log-level", "warning",
            "--server", f"rec={shlex.join([sys.executable, str(FIXTURES), 'rec'])}"]
     log = workdir / "host.log"
@@ -398,6 +407,7 @@ class Round:
     elapsed: float
     cpu: dict[str, float]
     worker_cpu: dict[int, float]
+    load: float  # the machine's load average (1 min) at the end: others' work competes for the cores
 
     @property
     def calls(self) -> int:
@@ -460,6 +470,7 @@ async def _round(s: Setup, tabs: int, views: int, rate: float) -> Round:
     setup_s = time.monotonic() - began
     workers = set(stats.tabs_on)
     cpu0, wcpu0 = cpu_by_role(s.proc.pid, s.db_pid), per_worker_cpu(workers)
+    cpu0["loop"] = loop_cpu(workers)
     frames0 = collections.Counter(stats.frames_in)
     start = time.perf_counter() + 0.05
     until = start + args.seconds
@@ -481,13 +492,15 @@ async def _round(s: Setup, tabs: int, views: int, rate: float) -> Round:
         await asyncio.wait([asyncio.ensure_future(d) for d in drain], timeout=DRAIN_SECONDS)
     elapsed = max(until, stats.last) - start
     cpu1, wcpu1 = cpu_by_role(s.proc.pid, s.db_pid), per_worker_cpu(workers)
+    cpu1["loop"] = loop_cpu(workers)
+    load = os.getloadavg()[0]
     stats.unanswered = sum(len(v.pending) for v in all_views)
     stats.frames_in.subtract(frames0)
     for task in readers:
         task.cancel()
     await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
     return Round(tabs, views, rate, stats, setup_s, elapsed, {k: cpu1[k] - cpu0.get(k, 0.0) for k in cpu1},
-                 {p: wcpu1[p] - wcpu0[p] for p in workers})
+                 {p: wcpu1[p] - wcpu0[p] for p in workers}, load)
 
 
 def run_round(s: Setup, tabs: int, views: int, rate: float) -> Round:
@@ -511,10 +524,10 @@ def settled_rss(pid: int, timeout: float = 15.0) -> int:
 # ---- reports --------------------------------------------------------------------------------------------
 
 HEADER = (f"{'store':<10} {'wk':>2} {'tabs':>5} {'views':>5} {'offered':>7} {'calls/s':>8} {'/worker':>7} "
-          f"{'p50':>6} {'p90':>6} {'p99':>6} {'p99max':>6} {'host':>6} {'server':>6} {'db':>5} {'driver':>6} "
-          f"{'frames':>6} {'setup':>6}  audit")
+          f"{'p50':>6} {'p90':>6} {'p99':>6} {'p99max':>6} {'loop':>5} {'host':>6} {'server':>6} {'db':>5} "
+          f"{'driver':>6} {'frames':>6} {'setup':>6}  audit")
 UNITS = (f"{'':<10} {'':>2} {'':>5} {'':>5} {'calls/s':>7} {'median':>8} {'':>7} "
-         f"{'ms':>6} {'ms':>6} {'ms':>6} {'ms':>6} {'µs/call (CPU)':>27} {'':>6} "
+         f"{'ms':>6} {'ms':>6} {'ms':>6} {'ms':>6} {'µs of CPU per call':>33} {'':>6} "
          f"{'/call':>6} {'s':>6}")
 
 
@@ -533,7 +546,8 @@ def summary(store: str, workers: int, rounds: list[Round], audit: str) -> str:
     p50, p90, p99 = (statistics.median(r.pct(q) for r in rounds) for q in (0.5, 0.9, 0.99))
     return (f"{store:<10} {workers:>2} {r0.tabs:>5} {r0.views:>5} {offered:>7} {rate:8.0f} {rate / workers:7.0f} "
             f"{p50:6.1f} {p90:6.1f} {p99:6.1f} {max(r.pct(0.99) for r in rounds):6.1f} "
-            f"{per_call('host'):6.0f} {per_call('server'):6.0f} {db} {per_call('driver'):6.0f} {frames:6.1f} "
+            f"{per_call('loop'):5.0f} {per_call('host'):6.0f} {per_call('server'):6.0f} {db} {per_call('driver'):6.0f} "
+            f"{frames:6.1f} "
             f"{statistics.median(r.setup_s for r in rounds):6.1f}  {audit}")
 
 
@@ -541,7 +555,8 @@ def round_line(n: int, r: Round) -> str:
     workers = ", ".join(f"{pid}: {r.stats.tabs_on[pid]} tabs {r.stats.by_worker[pid] / r.elapsed:.0f}/s "
                         f"{r.worker_cpu.get(pid, 0) / r.elapsed * 100:.0f}% CPU" for pid in sorted(r.stats.tabs_on))
     return (f"  round {n}: {r.calls} calls in {r.elapsed:.1f} s = {r.throughput:.0f}/s, p50 {r.pct(0.5):.1f} "
-            f"p90 {r.pct(0.9):.1f} p99 {r.pct(0.99):.1f} ms, set up in {r.setup_s:.1f} s; workers {workers}")
+            f"p90 {r.pct(0.9):.1f} p99 {r.pct(0.99):.1f} ms, set up in {r.setup_s:.1f} s, load average {r.load:.1f}; "
+            f"workers {workers}")
 
 
 def passes(rounds: list[Round], target: float) -> bool:
@@ -584,10 +599,14 @@ def main() -> None:
     parser.add_argument("--p99-target", type=float, default=50.0, help="ms")
     parser.add_argument("--setup-timeout", type=float, default=300.0, help="seconds for the tabs of a round to open")
     parser.add_argument("--max-minutes", type=float, default=30.0, help="the whole run stops by then")
+    parser.add_argument("--profile", metavar="OUT", help="run the console under yappi (CPU clock) and write its "
+                        "profile to OUT as it stops (one worker; bench/profile_host.py)")
     args = parser.parse_args()
     if args.workers < 1 or args.rounds < 1 or args.seconds <= 0 or args.inflight < 1 or args.sweep_step <= 1:
         parser.error("--workers, --rounds, --inflight must be at least 1, --seconds positive, --sweep-step above 1")
     store = args.db or ("postgresql" if args.workers > 1 else "sqlite")
+    if args.profile and args.workers > 1:
+        parser.error("--profile profiles one worker: --workers 1")
     if args.workers > 1 and store == "sqlite":
         parser.error("several workers share their state through PostgreSQL: --db postgresql")
 
@@ -596,7 +615,8 @@ def main() -> None:
     database = postgres.database() if postgres else f"sqlite:///{workdir}/load.db"
     db_pid = int((postgres.data / "postmaster.pid").read_text().split()[0]) if postgres else None
     started = time.monotonic()
-    proc, token, port = start_console(args.workers, database, workdir)
+    profile = str(Path(args.profile).resolve()) if args.profile else None
+    proc, token, port = start_console(args.workers, database, workdir, profile)
     s = Setup(args, proc, port, token, database, db_pid, started, [0])
     label = "PostgreSQL" if postgres else "SQLite"
     print(f"{label}, {args.workers} worker(s), views per tab {args.views}, rounds of {args.seconds:g} s, "
