@@ -689,6 +689,14 @@ def main() -> None:
         if _remaining(s) <= 0:
             print(f"stopped: --max-minutes {args.max_minutes:g} ran out", flush=True)
     finally:
+        if args.profile:
+            Path(args.profile).unlink(missing_ok=True)
+            os.kill(proc.pid, signal.SIGUSR2)
+            deadline = time.monotonic() + 120
+            while not Path(args.profile).exists() and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.5)
+            print(f"CPU profile of the console: {args.profile}" if Path(args.profile).exists()
+                  else "the console wrote no profile", flush=True)
         stop_console(proc)
         if postgres:
             postgres.stop()

@@ -8,36 +8,43 @@ project: ``pip install --target /some/dir yappi`` and put that directory in PYTH
 
     python bench/profile_host.py OUT.txt serve --no-open --port 8765 ...   # the `mcp_apps_host` arguments
 
-`bench/load.py --profile OUT.txt` starts its console this way; OUT.txt is then a table of
-functions by CPU time, inclusive and own, with the number of calls each got.
+`bench/load.py --profile OUT.txt` starts its console this way and sends it SIGUSR2 once the load
+is over, which writes OUT.txt: functions by CPU time, inclusive and own, with their number of calls.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+
+
+def write(out: str) -> None:
+    import yappi
+
+    yappi.stop()
+    stats = yappi.get_func_stats()
+    with open(out + ".part", "w") as f:
+        f.write("ttot_s\ttsub_s\tcalls\tfunction\n")
+        for s in sorted(stats, key=lambda s: -s.ttot):
+            f.write(f"{s.ttot:.4f}\t{s.tsub:.4f}\t{s.ncall}\t{s.name} ({s.module}:{s.lineno})\n")
+        f.write("\n# threads: name, CPU seconds\n")
+        for t in yappi.get_thread_stats():
+            f.write(f"# {t.name}\t{t.ttot:.3f}\n")
+    os.replace(out + ".part", out)
 
 
 def main() -> None:
     import yappi
 
     out, argv = sys.argv[1], sys.argv[2:]
+    # SIGUSR2 (which the server leaves alone) writes the profile: the load is over, the console still up.
+    signal.signal(signal.SIGUSR2, lambda *_: write(out))
     yappi.set_clock_type("cpu")
     yappi.start(builtins=False, profile_threads=True)
     from mcp_apps_host.cli import main as host_main
 
-    try:
-        host_main(argv)
-    finally:
-        yappi.stop()
-        stats = yappi.get_func_stats()
-        with open(out, "w") as f:
-            f.write("ttot_s\ttsub_s\tcalls\tfunction\n")
-            for s in sorted(stats, key=lambda s: -s.ttot):
-                f.write(f"{s.ttot:.4f}\t{s.tsub:.4f}\t{s.ncall}\t{s.name} ({s.module}:{s.lineno})\n")
-            threads = yappi.get_thread_stats()
-            f.write("\n# threads: name, CPU seconds\n")
-            for t in threads:
-                f.write(f"# {t.name}\t{t.ttot:.3f}\n")
+    host_main(argv)
 
 
 if __name__ == "__main__":
