@@ -202,6 +202,9 @@ class Tab:
                 self._post(frame["view"], frame["message"])
             elif kind == "view-mount" and frame.get("proxyUrl"):
                 self.views.setdefault(frame["view"], View(self, frame["view"], 1))
+                if not frame.get("prebooted"):  # one booted ahead is a call's only once adopted
+                    self.mounts.put_nowait(frame["view"])
+            elif kind == "view-adopt":
                 self.mounts.put_nowait(frame["view"])
             elif kind == "conversation-reset":
                 # A page opens the newest conversation and replays its views: only a fresh one's count.
@@ -602,6 +605,8 @@ def main() -> None:
     parser.add_argument("--profile", metavar="OUT", help="run the console under yappi (CPU clock) and write its "
                         "profile to OUT as it stops (one worker; bench/profile_host.py)")
     args = parser.parse_args()
+    # A driver stopped from outside still stops its console and database (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.workers < 1 or args.rounds < 1 or args.seconds <= 0 or args.inflight < 1 or args.sweep_step <= 1:
         parser.error("--workers, --rounds, --inflight must be at least 1, --seconds positive, --sweep-step above 1")
     store = args.db or ("postgresql" if args.workers > 1 else "sqlite")
