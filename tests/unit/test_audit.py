@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -406,3 +407,32 @@ def test_survives_kill_9(tmp_path: Path):
     assert stored == list(range(len(stored)))
     assert len(stored) >= len(acked)
     assert missing_payloads == 0 and payloads
+
+
+def test_a_write_beside_the_audit_runs_on_its_writer_after_what_was_queued_before_it(audit: AuditLog, db_url: str):
+    """On SQLite a write elsewhere would make the audit writer wait for the database's one write lock."""
+
+    def count_committed() -> tuple[str, int]:
+        engine = open_database(db_url)
+        try:
+            with engine.connect() as conn:
+                return threading.current_thread().name, conn.scalar(select(func.count()).select_from(audit_events))
+        finally:
+            engine.dispose()
+
+    def fails() -> None:
+        raise ValueError("the write failed")
+
+    async def run() -> None:
+        for n in range(25):
+            audit.record_nowait(ev(n))
+        thread, committed = await audit.run_beside(count_committed)
+        assert thread == "audit-writer" and committed == 25
+        with pytest.raises(ValueError, match="the write failed"):
+            await audit.run_beside(fails)
+        audit.record_nowait(ev(99))  # the writer goes on after a failed job
+        await audit.drain()
+
+    asyncio.run(run())
+    assert audit.one_writer
+    assert len(audit.query(limit=None)) == 26

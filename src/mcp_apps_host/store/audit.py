@@ -26,9 +26,9 @@ import json
 import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Final, Self
+from typing import Any, Final, Self, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
@@ -72,6 +72,9 @@ _Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None
 
 _STOP: Final = object()
 _FLUSH: Final = object()
+_JOB: Final = object()
+
+T = TypeVar("T")
 
 
 class _LoopFlag:
@@ -99,6 +102,26 @@ def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) ->
             fut.set_result(None)
         else:
             fut.set_exception(error)
+
+
+def _run_job(fn: Callable[..., Any], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop,
+             future: asyncio.Future[Any]) -> None:
+    """From the writer thread: run one `run_beside` job and hand its outcome to the loop that waits for it."""
+    try:
+        result, error = fn(*args), None
+    except Exception as exc:  # handed to the caller
+        result, error = None, exc
+
+    def settle() -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    with contextlib.suppress(RuntimeError):  # that loop is closed; nobody is waiting any more
+        loop.call_soon_threadsafe(settle)
 
 
 @dataclass(frozen=True)
@@ -215,6 +238,20 @@ class AuditLog:
         self._enqueue((_FLUSH, flag))
         await flag.future
 
+    @property
+    def one_writer(self) -> bool:
+        """The database takes one writer at a time (SQLite): other writes are best run by `run_beside`."""
+        return self.engine.dialect.name == "sqlite"
+
+    async def run_beside(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a blocking database write on the writer's own thread, after the events queued before it are
+        committed. On SQLite, where one writer holds the database at a time, a write made elsewhere makes
+        the writer wait for its lock, in steps of milliseconds, while a view's reply waits for the commit."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._enqueue((_JOB, (fn, args, loop, future)))
+        return await future
+
     def close(self, timeout: float | None = 30.0) -> None:
         """Write everything queued, then stop the writer. Safe to call twice."""
         with self._lock:
@@ -252,12 +289,15 @@ class AuditLog:
             while not stopping:
                 batch: list[tuple[Row, _Waiter]] = []
                 flushes: list[threading.Event | _LoopFlag] = []
+                jobs: list[Any] = []
                 item = self._queue.get()
                 while True:
                     if item is _STOP:
                         stopping = True
                     elif isinstance(item, tuple) and item[0] is _FLUSH:
                         flushes.append(item[1])
+                    elif isinstance(item, tuple) and item[0] is _JOB:
+                        jobs.append(item[1])
                     else:
                         batch.append(item)
                     if stopping or len(batch) >= _MAX_BATCH:
@@ -281,6 +321,8 @@ class AuditLog:
                     self._release(batch, error)
                 for done in flushes:
                     done.set()
+                for fn, args, loop, future in jobs:  # after the commit: a reply waiting for it goes first
+                    _run_job(fn, args, loop, future)
         finally:
             if conn is not None:
                 conn.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ...store.conversations import Conversation, OwnConversations
@@ -23,14 +23,18 @@ T = TypeVar("T")
 
 # Told of every item once it is written: (conversation, item id, kind, "append" | "update").
 Written = Callable[[str, int, str, str], None]
+# Runs a blocking write off the event loop and returns its result.
+Write = Callable[..., Awaitable[Any]]
 
 
 class Journal:
     """Append and update conversation items; a key stands for the row id until it is known."""
 
-    def __init__(self, conversations: OwnConversations, on_written: Written | None = None) -> None:
+    def __init__(self, conversations: OwnConversations, on_written: Written | None = None,
+                 write: Write | None = None) -> None:
         self.conversations = conversations
         self.on_written = on_written
+        self._write: Write = write or asyncio.to_thread  # where blocking writes run
         self._kinds: dict[int, tuple[str, str]] = {}  # key -> (conversation, kind)
         self._queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self._ids: dict[int, int] = {}
@@ -74,17 +78,17 @@ class Journal:
         if op[0] == "append":
             key = op[1]
             conversation, kind, data = self._waiting.pop(key)
-            self._ids[key] = await asyncio.to_thread(self.conversations.append, conversation, kind, data)
+            self._ids[key] = await self._write(self.conversations.append, conversation, kind, data)
             self._kinds[key] = (conversation, kind)
             self._written(key, "append")
         elif op[0] == "update":
             _, key, data = op
             if key in self._ids:
-                await asyncio.to_thread(self.conversations.update_item, self._ids[key], data)
+                await self._write(self.conversations.update_item, self._ids[key], data)
                 self._written(key, "update")
         elif op[0] == "run":
             _, fn, args = op
-            await asyncio.to_thread(fn, *args)
+            await self._write(fn, *args)
         else:
             _, done, fn, args = op
             try:
@@ -110,8 +114,9 @@ class Journal:
 class ConversationLog:
     """The conversation a tab shows, and what it keeps of it (nothing, without a store)."""
 
-    def __init__(self, conversations: OwnConversations | None, on_written: Written | None = None) -> None:
-        self.journal = Journal(conversations, on_written) if conversations is not None else None
+    def __init__(self, conversations: OwnConversations | None, on_written: Written | None = None,
+                 write: Write | None = None) -> None:
+        self.journal = Journal(conversations, on_written, write) if conversations is not None else None
         self.current: Conversation | None = None
 
     @property

@@ -55,7 +55,9 @@ class Tab:
         self.id = secrets.token_hex(8)  # tells this tab's own news from another's on the bus
         self._shown: set[int] = set()  # items of another tab already drawn here
         self._background: set[asyncio.Task[None]] = set()
-        conversation = ConversationLog(host.conversations, self._written)
+        # On SQLite the conversation's writes take turns with the audit trail's on its writer's thread.
+        beside_audit = host.audit.run_beside if host.audit is not None and host.audit.one_writer else None
+        conversation = ConversationLog(host.conversations, self._written, beside_audit)
         audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id)
         consents = Consents(page, host.consent)
         asks = TabAsks(page, consents, audit, host.limits, host.identity.key)
