@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
@@ -58,30 +59,46 @@ class Timed:
 
 
 class TracedSocket(Socket):
-    """Stamps when each frame is handed to the host and when each frame leaves."""
+    """Stamps when each frame is handed to the host and when each frame leaves; a call's reply wakes its waiter
+    (no polling: a loop kept busy would keep the audit writer's thread from the GIL and time that instead)."""
 
     def __init__(self) -> None:
         super().__init__(stamp=time.perf_counter)
         self.put_at: dict[int, float] = {}
+        self.replied: dict[int, asyncio.Future[float]] = {}
 
-    def put_call(self, view: str, request_id: int) -> None:
+    async def send_text(self, text: str) -> None:
+        await super().send_text(text)
+        frame, stamp = self.sent[-1]
+        message = frame.get("message") if frame["type"] == "view-post" else None
+        waiter = self.replied.get(message.get("id")) if isinstance(message, dict) else None
+        if waiter is not None and not waiter.done() and ("result" in message or "error" in message):
+            waiter.set_result(stamp)
+
+    def put_call(self, view: str, request_id: int) -> asyncio.Future[float]:
+        self.replied[request_id] = asyncio.get_running_loop().create_future()
         self.put_at[request_id] = time.perf_counter()
         self.put({"type": "view-message", "view": view, "message": {
             "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": f"call {request_id}"}}}})
+        return self.replied[request_id]
 
 
 async def view_calls(socket: TracedSocket, view: str, first_id: int, count: int) -> list[float]:
     times = []
     for request_id in range(first_id, first_id + count):
-        socket.put_call(view, request_id)
-        match = reply_to(view, request_id)
-        while True:
-            found = [stamp for frame, stamp in socket.sent[-8:] if match(frame)]
-            if found:
-                break
-            await asyncio.sleep(0)
-        times.append((found[0] - socket.put_at[request_id]) * 1000)
+        replied = await asyncio.wait_for(socket.put_call(view, request_id), 60)
+        times.append((replied - socket.put_at[request_id]) * 1000)
+        del socket.replied[request_id]
+    return times
+
+
+async def connection_calls(conn: Any, count: int) -> list[float]:
+    times = []
+    for i in range(count):
+        start = time.perf_counter()
+        await conn.call_tool("echo", {"text": f"call {i}"})
+        times.append((time.perf_counter() - start) * 1000)
     return times
 
 
@@ -107,6 +124,7 @@ async def main(calls: int, block: int) -> None:
             socket = TracedSocket()
             async with open_tab(app, socket):
                 conn = host.servers.get("fine")
+                unwrapped = conn.call_tool
                 conn.call_tool = server_time.wrap(conn.call_tool)  # type: ignore[method-assign]
                 socket.put({"type": "call", "server": "fine", "tool": "fine-view", "arguments": {}})
                 view = (await socket.until(lambda f: f["type"] in ("view-mount", "view-adopt")))["view"]
@@ -120,11 +138,13 @@ async def main(calls: int, block: int) -> None:
                 audit_wait.spans.clear()
                 through_host: list[float] = []
                 plain: list[float] = []
+                alone: list[float] = []
                 next_id = 10_000
                 while len(through_host) < calls:
                     through_host += await view_calls(socket, view, next_id, block)
                     next_id += block
                     plain += await direct_calls(direct, block)
+                    alone += await connection_calls(SimpleNamespace(call_tool=unwrapped), block)
     waits = audit_wait.spans[-len(through_host):]
     servers = server_time.spans[-len(through_host):]
     rows = [
@@ -133,6 +153,7 @@ async def main(calls: int, block: int) -> None:
         ("  of which: the reply waiting for its audit commit", waits),
         ("  of which: the host's own work (the rest)",
          [t - s - w for t, s, w in zip(through_host, servers, waits, strict=False)]),
+        ("the host's own connection → server, with no view", alone),
         ("direct Python MCP client → server", plain),
     ]
     print(f"{len(through_host)} view calls and {len(plain)} direct calls, alternating in blocks of {block}\n")

@@ -3,6 +3,7 @@ written once, as it is by then."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -42,6 +43,28 @@ async def test_an_item_updated_before_it_is_written_is_written_once_as_it_is_the
     journal.update(first, {"status": "failed"})
     await journal.call(lambda: None)
     assert repo.writes[-1] == ("update", 1, {"status": "failed"}) and written[-1] == (1, "update")
+    await journal.close()
+
+
+@pytest.mark.anyio
+async def test_an_item_updated_while_its_write_waits_for_its_turn_is_written_as_it_is_then() -> None:
+    """The writes may run where they take turns with others (the audit writer): the data is read as the
+    write starts, not as the journal hands it over."""
+    repo = Repo()
+    turn = asyncio.Event()
+
+    async def write(fn: Any, *args: Any) -> Any:
+        await turn.wait()
+        return fn(*args)
+
+    journal = Journal(repo, write=write)  # type: ignore[arg-type]
+    key = journal.append("c", "tool-call", {"status": "running"})
+    for _ in range(5):
+        await asyncio.sleep(0)  # the journal's writer has handed the append over; it waits for its turn
+    journal.update(key, {"status": "ok"})
+    turn.set()
+    await journal.call(lambda: None)
+    assert repo.writes == [("append", "tool-call", {"status": "ok"})]
     await journal.close()
 
 

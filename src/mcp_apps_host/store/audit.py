@@ -11,7 +11,10 @@ Committing each event on its own would cost one fsync per event. Instead one wri
 thread drains a queue and commits whatever has piled up as one transaction (group
 commit): a burst of thousands of events costs a handful of fsyncs, and every caller
 is released once its batch is on disk. Events are written in the order they were
-queued, whichever of ``record`` and ``record_nowait`` queued them.
+queued, whichever of ``record`` and ``record_nowait`` queued them. An event nobody waits
+for yet (``record_nowait``) is committed at the latest ``linger`` seconds after it was
+queued, or with the next flush or awaited event: the messages of a view's call then go
+in the one commit its reply waits for.
 
 What an event is and how a batch is written is in `audit_events.py`. All SQL is built
 with SQLAlchemy Core and runs on PostgreSQL as well; the SQLite connection settings live
@@ -26,6 +29,7 @@ import json
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Final, Self, TypeVar
@@ -64,6 +68,11 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _MAX_BATCH: Final = 2000
+# Events nobody waits for yet wait this long for company before they are committed: the messages of one
+# view call (its request, the call to the server, the answer) then go in the commit its reply waits for,
+# instead of each in a commit of its own running beside the server call. A flush or an awaited event
+# ends the wait at once.
+LINGER_SECONDS: Final = 0.005
 
 
 # Who waits for a queued event: the event loop and future of an awaiting `record`, or nobody.
@@ -175,7 +184,8 @@ class AuditLog:
     host's) or a database URL, opened (and migrated) here.
     """
 
-    def __init__(self, engine_or_url: Engine | str, *, preview_chars: int = PREVIEW_CHARS) -> None:
+    def __init__(self, engine_or_url: Engine | str, *, preview_chars: int = PREVIEW_CHARS,
+                 linger: float = LINGER_SECONDS) -> None:
         if isinstance(engine_or_url, str):
             self.engine = open_database(engine_or_url)
             self._owns_engine = True
@@ -185,6 +195,7 @@ class AuditLog:
         if preview_chars < 1:
             raise ValueError("preview_chars: must be at least 1")
         self.preview_chars = preview_chars
+        self.linger = linger
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()  # makes "check closed + enqueue" atomic against close()
         self._closed = False
@@ -291,6 +302,7 @@ class AuditLog:
                 flushes: list[threading.Event | _LoopFlag] = []
                 jobs: list[Any] = []
                 item = self._queue.get()
+                until = time.monotonic() + self.linger
                 while True:
                     if item is _STOP:
                         stopping = True
@@ -302,8 +314,11 @@ class AuditLog:
                         batch.append(item)
                     if stopping or len(batch) >= _MAX_BATCH:
                         break
+                    # Someone waits: commit what is here now. Else linger a moment for the rest of the call.
+                    waited_for = flushes or any(waiter is not None for _, waiter in batch)
+                    left = 0.0 if waited_for else until - time.monotonic()
                     try:
-                        item = self._queue.get_nowait()
+                        item = self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait()
                     except queue.Empty:
                         break
                 if batch:

@@ -1,8 +1,8 @@
 """Writes a tab's conversation items in order, off the event loop, without holding up the page.
 
-An item updated while its append still waits in the queue is appended as it is by then: a call that
-ends before its record was written (a view's own calls, mostly) costs one write, not two. Writes share
-the database with the audit trail, whose commits a view's replies wait for.
+An item updated before its append is written is appended as it is by then: a call that ends before
+its record was written (a view's own calls, mostly) costs one write, not two. The data is taken as the
+write starts, which may be on another thread (the audit writer's, `AuditLog.run_beside`), hence the lock.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -40,6 +41,7 @@ class Journal:
         self._ids: dict[int, int] = {}
         # Appends still queued, by key: (conversation, kind, data), where an update replaces the data.
         self._waiting: dict[int, tuple[str, str, dict[str, Any]]] = {}
+        self._lock = threading.Lock()  # an update and the write that takes the data, one at a time
         self._keys = itertools.count()
         self._task = asyncio.get_running_loop().create_task(self._writer())
 
@@ -50,10 +52,11 @@ class Journal:
         return key
 
     def update(self, key: int, data: dict[str, Any]) -> None:
-        waiting = self._waiting.get(key)
-        if waiting is not None:  # not written yet: it is written as it is now
-            self._waiting[key] = (waiting[0], waiting[1], dict(data))
-            return
+        with self._lock:
+            waiting = self._waiting.get(key)
+            if waiting is not None:  # not written yet: it is written as it is now
+                self._waiting[key] = (waiting[0], waiting[1], dict(data))
+                return
         self._queue.put_nowait(("update", key, dict(data)))
 
     def run(self, fn: Callable[..., Any], *args: Any) -> None:
@@ -77,8 +80,8 @@ class Journal:
     async def _run(self, op: tuple[Any, ...]) -> None:
         if op[0] == "append":
             key = op[1]
-            conversation, kind, data = self._waiting.pop(key)
-            self._ids[key] = await self._write(self.conversations.append, conversation, kind, data)
+            conversation, kind, _ = self._waiting[key]
+            self._ids[key] = await self._write(self._append, key)
             self._kinds[key] = (conversation, kind)
             self._written(key, "append")
         elif op[0] == "update":
@@ -99,6 +102,12 @@ class Journal:
             else:
                 if not done.done():
                     done.set_result(result)
+
+    def _append(self, key: int) -> int:
+        """Write an item as it is now (on the thread that writes)."""
+        with self._lock:
+            conversation, kind, data = self._waiting.pop(key)
+        return self.conversations.append(conversation, kind, data)
 
     def _written(self, key: int, op: str) -> None:
         if self.on_written is not None:
