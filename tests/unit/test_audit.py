@@ -12,13 +12,16 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import event, func, select
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects.sqlite import dml as sqlite_dml
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from mcp_apps_host.store.audit import AuditEvent, AuditLog, canonical_json, payload_sha256
+from mcp_apps_host.store.audit_events import _insert_payloads
 from mcp_apps_host.store.db import open_database
 from mcp_apps_host.store.schema import audit_events, audit_payloads
 
@@ -332,6 +335,9 @@ def test_sql_is_portable_to_postgresql(audit: AuditLog):
     for stmt in statements:
         if isinstance(stmt, str):
             continue
+        if isinstance(stmt, sqlite_dml.Insert):
+            # The payload insert that skips stored payloads is each database's own: PostgreSQL runs its own.
+            stmt = _insert_payloads(SimpleNamespace(dialect=pg))  # type: ignore[arg-type]
         str(stmt.compile(dialect=pg))  # raises if PostgreSQL cannot express it
     for table in (audit_events, audit_payloads):
         str(CreateTable(table).compile(dialect=pg))
@@ -436,3 +442,20 @@ def test_a_write_beside_the_audit_runs_on_its_writer_after_what_was_queued_befor
     asyncio.run(run())
     assert audit.one_writer
     assert len(audit.query(limit=None)) == 26
+
+
+def test_a_payload_already_stored_is_skipped_by_the_insert_on_postgresql(postgres):
+    """Each log (each worker) knows only the payloads it wrote: one stored by another is skipped, not an error."""
+    url = postgres.database()
+    first, second = AuditLog(url), AuditLog(url)
+    try:
+        asyncio.run(first.record(ev(1, payload={"same": True})))
+        asyncio.run(second.record(ev(2, payload={"same": True})))
+        rows = second.query(limit=None)
+        assert [r["id"] for r in rows] == [1, 2]
+        assert rows[0]["payload_sha256"] == rows[1]["payload_sha256"]
+        with second.engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(audit_payloads)) == 1
+    finally:
+        first.close()
+        second.close()

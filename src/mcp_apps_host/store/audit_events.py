@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from sqlalchemy import insert, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -148,6 +149,19 @@ def to_row(event: AuditEvent, preview_chars: int) -> Row:
 
 
 
+# Databases whose insert can skip a payload already stored (a payload is stored once, by hash): a commit
+# then needs no query for which are there, one statement fewer in the commit a view's reply waits for.
+_SKIPS_PRESENT: Final = frozenset({"sqlite", "postgresql"})
+
+
+def _insert_payloads(conn: Connection) -> Any:
+    if conn.dialect.name == "sqlite":
+        return sqlite.insert(audit_payloads).on_conflict_do_nothing(index_elements=["sha256"])
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(audit_payloads).on_conflict_do_nothing(index_elements=["sha256"])
+    return insert(audit_payloads)
+
+
 class BatchWriter:
     """Commits a batch of rows in one transaction, each payload stored once."""
 
@@ -161,7 +175,7 @@ class BatchWriter:
                 with conn.begin():
                     new_payloads = self._new_payloads(conn, rows)
                     if new_payloads:
-                        conn.execute(insert(audit_payloads), new_payloads)
+                        conn.execute(_insert_payloads(conn), new_payloads)
                     conn.execute(insert(audit_events), [row.event for row in rows])
                 self._remember(p["sha256"] for p in new_payloads)
                 return None
@@ -182,8 +196,8 @@ class BatchWriter:
                 sha, text, size = row.payload
                 if sha not in self._known and sha not in wanted:
                     wanted[sha] = {"sha256": sha, "json": text, "size": size}
-        if not wanted:
-            return []
+        if not wanted or conn.dialect.name in _SKIPS_PRESENT:
+            return list(wanted.values())  # those already stored are skipped by the insert itself
         present: set[str] = set()
         keys = list(wanted)
         for start in range(0, len(keys), 500):  # stay under any driver's bound-parameter limit
