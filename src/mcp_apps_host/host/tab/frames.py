@@ -751,7 +751,7 @@ def frames_typescript() -> str:
     page = typing.get_args(PageFrame)
     host = typing.get_args(HostFrame)
     out = [
-        "// The page protocol's frames, printed by frames_typescript() in src/mcp_apps_host/host/frames.py:",
+        "// The page protocol's frames, printed by frames_typescript() in src/mcp_apps_host/host/tab/frames.py:",
         "// do not edit; print it again when a frame changes (tests/code/test_page_protocol.py compares).",
         "// The page's JavaScript names these in JSDoc, and tsc --checkJs holds it to them.",
         "",
