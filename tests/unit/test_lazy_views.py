@@ -11,7 +11,7 @@ import mcp_apps_host as vs
 from mcp_apps_host.host.tab import frames as f
 from mcp_apps_host.host.tab.driver import ViewDriver, ViewPorts
 from mcp_apps_host.host.tab.lazy import PARK_REASON, LazyViews, to_tear_down
-from mcp_apps_host.host.tab.views import Views
+from mcp_apps_host.host.tab.liveviews import LiveViews
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.tools import tool_entry
 from mcp_apps_host.views import events as ev
@@ -43,11 +43,11 @@ def test_ties_go_in_mount_order_and_fewer_candidates_than_needed_is_fine():
 
 
 class FakeViews:
-    """The parts of `Views` that lazy.py uses: views are real drivers, messages for them are kept, and what
-    each driver tells of its view's coming and going goes through the host's own `Views.ready` and `ended`."""
+    """The parts of `LiveViews` that lazy.py uses: views are real drivers, messages for them are kept, and what
+    each driver tells of its view's coming and going goes through the host's own `LiveViews.ready` and `ended`."""
 
-    ready = Views.ready
-    ended = Views.ended
+    ready = LiveViews.ready
+    ended = LiveViews.ended
 
     def __init__(self, max_live: int) -> None:
         self.host = SimpleNamespace(limits=Limits(max_live_views=max_live), hung=lambda origin: None)

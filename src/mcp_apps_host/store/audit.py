@@ -113,6 +113,11 @@ def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) ->
             fut.set_exception(error)
 
 
+def _run_jobs(jobs: list[Any]) -> None:
+    for job in jobs:
+        _run_job(*job)
+
+
 def _run_job(fn: Callable[..., Any], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop,
              future: asyncio.Future[Any]) -> None:
     """From the writer thread: run one `run_beside` job and hand its outcome to the loop that waits for it."""
@@ -336,8 +341,9 @@ class AuditLog:
                     self._release(batch, error)
                 for done in flushes:
                     done.set()
-                for fn, args, loop, future in jobs:  # after the commit: a reply waiting for it goes first
-                    _run_job(fn, args, loop, future)
+                _run_jobs(jobs)  # after the commit: a reply waiting for it goes first
+                # Hold nothing of this batch while waiting for the next: a job's function may keep a tab alive.
+                del batch, flushes, jobs, item
         finally:
             if conn is not None:
                 conn.close()

@@ -60,8 +60,8 @@ class MountedView:
 
 
 @dataclass(frozen=True)
-class PreparedProxy:
-    """A proxy address signed ahead of its view (`Host.prepare_proxy`)."""
+class PrestartedProxy:
+    """A proxy address signed ahead of its view (`Host.prestart_proxy`)."""
 
     handle: str
     token: str
@@ -122,7 +122,7 @@ class Host:
     base_path: str = ""  # where the host is mounted in the embedding app ("" at the root)
 
     def hung(self, origin: str) -> None:
-        """A view on ``origin`` did not answer its teardown: every tab lets go of what it prepared there."""
+        """A view on ``origin`` did not answer its teardown: every tab lets go of what it started ahead there."""
         self._hung_at[origin] = time.monotonic()
         for callback in list(self.origin_hung):
             callback(origin)
@@ -152,7 +152,7 @@ class Host:
                                 lists.allow_servers, lists.block_servers) if lists is not None else None,
         )
 
-    def prepare_proxy(self, template: Template) -> PreparedProxy:
+    def prestart_proxy(self, template: Template) -> PrestartedProxy:
         """A view's handle, origin, CSP and signed proxy address made ready before its call: the page
         loads that proxy ahead, and the next view whose template asks for the same origin and policy
         takes it (`register_view`). It renders nothing until the host sends the view's HTML."""
@@ -164,15 +164,15 @@ class Host:
         csp = (build_view_csp(template.csp, report_uri=f"{self.base_path}/csp-report/{reports}")
                + f"; frame-ancestors {self.host_origin}")
         token = self.signer.sign(ViewPass(handle, self.identity, origin, csp))
-        return PreparedProxy(handle, token, origin, csp, proxy_key(origin, template))
+        return PrestartedProxy(handle, token, origin, csp, proxy_key(origin, template))
 
     def register_view(self, template: Template, on_csp_report: CspReport, *, tool: str = "",
-                      conversation: str | None = None, prepared: PreparedProxy | None = None) -> MountedView:
-        """A mounted view; on ``prepared`` (a proxy the page loaded ahead) when its origin and policy fit."""
+                      conversation: str | None = None, prestarted: PrestartedProxy | None = None) -> MountedView:
+        """A mounted view; on ``prestarted`` (a proxy the page loaded ahead) when its origin and policy fit."""
         origin = self.sandbox.origin_for(template.server, template.domain)
-        if prepared is None or prepared.key != proxy_key(origin, template):
-            prepared = self.prepare_proxy(template)
-        handle, token, csp = prepared.handle, prepared.token, prepared.csp_header
+        if prestarted is None or prestarted.key != proxy_key(origin, template):
+            prestarted = self.prestart_proxy(template)
+        handle, token, csp = prestarted.handle, prestarted.token, prestarted.csp_header
         view = MountedView(handle, self.identity, template, token, origin, csp, on_csp_report)
         self.views[handle] = view
         self._keep(handle, ViewRecord(handle, self.identity, conversation, template.server, tool, template.sha256,
@@ -206,8 +206,8 @@ class Host:
         view = self.views[handle]
         return f"{view.origin}{self.base_path}/proxy/{view.token}"
 
-    def prepared_url(self, prepared: PreparedProxy) -> str:
-        return f"{prepared.origin}{self.base_path}/proxy/{prepared.token}"
+    def prestarted_url(self, prestarted: PrestartedProxy) -> str:
+        return f"{prestarted.origin}{self.base_path}/proxy/{prestarted.token}"
 
     def csp_report(self, view: ViewPass, report: dict[str, Any]) -> None:
         """A CSP report for a view, delivered where the view lives (this worker, or the one that has it)."""

@@ -107,7 +107,7 @@ class ViewDriver:
         effects = self.session.handle(event)
         if isinstance(event, ev.TeardownTimedOut) and effects:
             # A view that does not answer its teardown may have hung its renderer, which every frame of
-            # its origin shares: nothing prepared ahead there is handed to a later view, in any tab.
+            # its origin shares: nothing started ahead there is handed to a later view, in any tab.
             self.ports.host.hung(self.mounted.origin)
         self._apply(effects)
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from ...store.audit import AuditLog
 from . import frames as f
+from .liveviews import LiveViews
 from .page import Page
-from .views import Views
 
 log = logging.getLogger("mcp_apps_host.inspector")
 
@@ -21,7 +21,7 @@ BATCH = 500  # records per frame
 
 
 class Inspector:
-    def __init__(self, audit: AuditLog | None, page: Page, views: Views) -> None:
+    def __init__(self, audit: AuditLog | None, page: Page, views: LiveViews) -> None:
         self.audit = audit
         self.page = page
         self.views = views

@@ -33,7 +33,7 @@ PARK_REASON = "out of sight: the conversation keeps only max_live_views views ru
 
 
 class _Views(Protocol):
-    """What this module uses of the tab's `Views`."""
+    """What this module uses of the tab's `LiveViews`."""
 
     host: Host
     page: Page

@@ -16,12 +16,12 @@ from . import frames as f
 from .audit import Auditor
 from .driver import ViewDriver
 from .journal import ConversationLog
+from .liveviews import LiveViews
 from .page import Page
-from .views import Views
 
 
 class Mounting:
-    def __init__(self, host: Host, page: Page, views: Views, audit: Auditor, log: ConversationLog) -> None:
+    def __init__(self, host: Host, page: Page, views: LiveViews, audit: Auditor, log: ConversationLog) -> None:
         self.host = host
         self.page = page
         self.views = views

@@ -3,7 +3,7 @@ in this tab (the next one), a view is mounted hidden before any call needs it, s
 started when a call comes.
 
 It waits at ui/initialize: its `toolInfo`, tool input and result exist only once a call takes it
-(`Views.take_prebooted`). Bounded by `prebooted_views_per_tab` and `prebooted_views_max_bytes`, one
+(`LiveViews.take_prebooted`). Bounded by `prebooted_views_per_tab` and `prebooted_views_max_bytes`, one
 per template. One not taken within `prebooted_view_max_age` (before the app's SDK gives up waiting for
 its answer) lapses: it is ended, and boots again only when the person shows they are about to call a
 tool (`wake`), so a page left open costs nothing while nobody uses it. Only the host's mount path
@@ -22,7 +22,7 @@ from ...values.tools import ToolEntry
 from ...views.effects import ViewState
 from ..process.core import Host
 from .driver import ViewDriver
-from .prepared import PreparedProxies
+from .prestarted import PrestartedProxies
 
 log = logging.getLogger("mcp_apps_host.prebooted")
 
@@ -30,7 +30,7 @@ log = logging.getLogger("mcp_apps_host.prebooted")
 class _Views(Protocol):
     host: Host
     live: dict[str, ViewDriver]
-    prepared: PreparedProxies
+    prestarted: PrestartedProxies
     closed: bool
 
     def mount(self, call_id: int | None, entry: ToolEntry, template: Template, trust: str = ...,
@@ -75,7 +75,7 @@ class PrebootedViews:
     def _next(self, entry: ToolEntry, template: Template) -> None:
         if self.views.closed:
             return
-        self.views.prepared.prepare(template)
+        self.views.prestarted.prepare(template)
         self.boot(entry, template)
 
     async def boot_accepted(self) -> None:
@@ -97,7 +97,7 @@ class PrebootedViews:
                 return
             if accepted and not self._shown_here(template):
                 self.boot(entry, template)
-        self.views.prepared.refresh()  # a proxy taken by a view booted here is loaded again for the next
+        self.views.prestarted.refresh()  # a proxy taken by a view booted here is loaded again for the next
 
     def _shown_here(self, template: Template) -> bool:
         """A call mounted it while trust was asked: its next view boots once that one is up (`boot_after`),
@@ -159,7 +159,7 @@ class PrebootedViews:
     def _key(self, template: Template) -> str:
         """One per template as its server serves it: the same HTML from another server, or with another
         policy, runs on another origin or under another CSP, so it is another view."""
-        return f"{self.views.prepared.need(template)} {template.sha256}"
+        return f"{self.views.prestarted.need(template)} {template.sha256}"
 
     def _wanted(self, template: Template) -> bool:
         limits = self.views.host.limits

@@ -10,10 +10,10 @@ from .audit import Auditor
 from .calls import Calls
 from .consents import Consents
 from .journal import ConversationLog
+from .liveviews import LiveViews
 from .mounting import Mounting
 from .page import Page
 from .runner import CallRunner
-from .views import Views
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class TabServices:
     log: ConversationLog  # the conversation shown and what is kept of it
     audit: Auditor
     consents: Consents
-    views: Views
+    views: LiveViews
     mounting: Mounting
     runner: CallRunner  # every call's card, record and audit trail
     calls: Calls  # the person's calls

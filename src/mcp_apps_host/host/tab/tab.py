@@ -1,8 +1,8 @@
 """One browser tab: its services, and a table routing each page frame to the one that handles it.
 
-The page relays every view message here; `ViewSession` decides, `Views` carries the
-effects out; calls, consents, template trust and conversations each have their own
-service (`TabServices`), and model turns run in `Turns`.
+The page relays every view message here; `LiveViews` hands it to its view's `ViewDriver`,
+whose `ViewSession` decides; calls, consents, template trust and conversations each have
+their own service (`TabServices`), and model turns run in `Turns`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from ...views.effects import ModelContextUpdated, PostChatMessage
 from ...views.theme import host_styles
 from ..process.core import Host
 from . import frames as f
-from .apptools import AppTools
 from .asking import TabAsks
 from .audit import Auditor
 from .calls import Calls
@@ -37,12 +36,13 @@ from .driver import ViewDriver
 from .heights import ViewHeights
 from .inspector import Inspector
 from .journal import ConversationLog
+from .liveviews import LiveViews
 from .mounting import Mounting
+from .offered import OfferedTools
 from .page import Page
 from .runner import CallRunner
 from .services import TabServices
 from .turns import Turns
-from .views import Views
 
 log = logging.getLogger("mcp_apps_host.tab")
 
@@ -62,14 +62,14 @@ class Tab:
         consents = Consents(page, host.consent)
         asks = TabAsks(page, consents, audit, host.limits, host.identity.key)
         runner = CallRunner(host, page, conversation, audit, asks)
-        views = Views(host, self.env, page, audit, consents, tools=runner, news=self)
+        views = LiveViews(host, self.env, page, audit, consents, tools=runner, news=self)
         mounting = Mounting(host, page, views, audit, conversation)
         calls = Calls(runner, page, conversation, mounting)
         self.services = TabServices(host, page, conversation, audit, consents, views, mounting, runner, calls, asks)
         if host.asks is not None:
             host.asks.attach(asks)
-        self.apptools = AppTools(self.services)
-        self.turns = Turns(self.services, host.agent, self.apptools) if host.agent is not None else None
+        self.offered = OfferedTools(self.services)
+        self.turns = Turns(self.services, host.agent, self.offered) if host.agent is not None else None
         journal = conversation.journal
         self.conversations = ConversationService(self.services, journal, self.turns) if journal is not None else None
         self.commands = Commands(self.services, self.turns)
@@ -95,7 +95,7 @@ class Tab:
             f.Theme: self._theme,
             f.ConsentReply: lambda fr: consents.reply(fr.id, fr.allow, fr.remember),
             f.TrustReply: lambda fr: mounting.answer(fr.call_id, fr.accept),
-            f.AppToolCall: lambda fr: self.apptools.from_page(fr.view, fr.tool, fr.arguments),
+            f.AppToolCall: lambda fr: self.offered.from_page(fr.view, fr.tool, fr.arguments),
             f.ElicitReply: lambda fr: asks.reply(fr.id, fr.action, fr.content),
             f.ConversationNew: lambda fr: self._with_conversations(lambda c: c.open(None, fresh=True)),
             f.ConversationOpen: lambda fr: self._with_conversations(lambda c: c.open(fr.id)),
@@ -235,13 +235,13 @@ class Tab:
                                       update.content, update.structured_content)
 
     def app_tools_changed(self, view: ViewDriver, tools: tuple[AppTool, ...]) -> None:
-        self.apptools.changed(view, tools)
+        self.offered.changed(view, tools)
 
     def resized(self, view: ViewDriver, height: int) -> None:
         self.heights.resized(view, height)
 
     def view_gone(self, view: ViewDriver) -> None:
-        self.apptools.gone(view)
+        self.offered.gone(view)
         if self.turns is not None:
             self.turns.context.forget(view.handle)
 
@@ -258,7 +258,7 @@ class Tab:
         if self.turns is not None:
             self.turns.stop()
         self.services.calls.cancel_all()
-        self.apptools.cancel_all()
+        self.offered.cancel_all()
         self.services.views.close_all("the page was closed")
         await self.services.calls.close()
         await self.services.log.close()

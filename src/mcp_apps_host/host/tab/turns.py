@@ -21,8 +21,8 @@ from ...values.content import error_result
 from ...values.tools import ToolEntry
 from ...views import events as vev
 from . import frames as f
-from .apptools import AppTools
 from .driver import ViewDriver
+from .offered import OfferedTools
 from .runner import CallCard
 from .services import TabServices
 
@@ -50,10 +50,10 @@ class _ModelCall:
 
 
 class Turns:
-    def __init__(self, tab: TabServices, loop: AgentLoop, apptools: AppTools) -> None:
+    def __init__(self, tab: TabServices, loop: AgentLoop, offered: OfferedTools) -> None:
         self.tab = tab
         self.loop = loop
-        self.apptools = apptools
+        self.offered = offered
         self.history: list[HistoryItem] = []
         self.context = ModelContextStore()
         self.task: asyncio.Task[None] | None = None
@@ -111,7 +111,7 @@ class Turns:
         for note in self.context.take_pending():
             self._remember(note)
         self._remember(UserMessage(text))
-        self._tools = self.apptools.table()
+        self._tools = self.offered.table()
         try:
             await self.loop.run_turn(list(self.history), self._tools, self._execute, self._on_event,
                                      on_item=self._remember)
@@ -213,7 +213,7 @@ class Turns:
         call = self._calls.get(model_call_id)
         if call is not None and call.app_tool is not None:
             try:
-                result = await self.apptools.for_model(call.call_id, call.app_tool, arguments, call.record)
+                result = await self.offered.for_model(call.call_id, call.app_tool, arguments, call.record)
             except CallFailed as exc:
                 result = error_result(str(exc))
             return ToolOutcome.from_call_result(result)

@@ -30,10 +30,10 @@ from .page import Page
 from .pagetemplates import PageTemplates
 from .ports import ToolRunner
 from .prebooted import PrebootedViews
-from .prepared import PreparedProxies
+from .prestarted import PrestartedProxies
 
 
-class Views:
+class LiveViews:
     def __init__(self, host: Host, env: HostEnvironment, page: Page, audit: Auditor, consents: Consents,
                  tools: ToolRunner, news: ViewNews) -> None:
         self.host = host
@@ -45,7 +45,7 @@ class Views:
         self.ports = ViewPorts(host, page, audit, consents, tools, news, self, PageTemplates())
         self.live: dict[str, ViewDriver] = {}
         self.lazy = LazyViews(self)
-        self.prepared = PreparedProxies(host, page)
+        self.prestarted = PrestartedProxies(host, page)
         self.prebooted = PrebootedViews(self)
         self.closed = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -61,9 +61,9 @@ class Views:
         waits at ui/initialize until `take_prebooted` gives it one."""
         host = self.host
         conversation = conversation or self.audit.conversation
-        prepared = self.prepared.take(template)
+        prestarted = self.prestarted.take(template)
         mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report),
-                                     tool=entry.name, conversation=conversation, prepared=prepared)
+                                     tool=entry.name, conversation=conversation, prestarted=prestarted)
         allow = allow_attribute(template.permissions, host.granted_permissions)
         # Each view has its own copy of the environment: the inspector may change one view's context only.
         session = ViewSession(view_spec(host, call_id, entry, template, widget_state), replace(self.env), host.limits)
@@ -77,7 +77,7 @@ class Views:
             prefers_border=template.prefers_border is not False, permissions=allow,
             template_sha256=template.sha256, trust=None if prebooted else trust, warnings=list(template.warnings),
             replaces=replaces, pinned=pinned,
-            prestarted=prepared.handle if prepared is not None and prepared.handle == mounted.handle else None,
+            prestarted=prestarted.handle if prestarted is not None and prestarted.handle == mounted.handle else None,
             prebooted=prebooted))
         if not prebooted:
             self.lazy.mounted(view)
@@ -198,7 +198,7 @@ class Views:
             tools = server_tools(self.host, view.server)
             if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools:
                 view.drive(ev.ServerToolsChanged(replace(spec, **tools)))
-        self.prepared.refresh()
+        self.prestarted.refresh()
 
     def boot_accepted(self) -> None:
         """Boot ahead, in the background, the templates the person has already accepted (`PrebootedViews`)."""
@@ -219,9 +219,9 @@ class Views:
         self.drop_all(reason)
 
     def origin_hung(self, origin: str) -> None:
-        """Nothing prepared ahead on ``origin`` (proxy, booted view) is kept: its renderer may hang."""
+        """Nothing started ahead on ``origin`` (proxy, booted view) is kept: its renderer may hang."""
         self.prebooted.drop_origin(origin)
-        self.prepared.drop_origin(origin)
+        self.prestarted.drop_origin(origin)
 
     def pinned_instances(self) -> set[str]:
         return {v.instance for v in self.live.values() if v.pinned and v.instance}

@@ -1,4 +1,4 @@
-"""Sandbox proxies prepared ahead of their views: a view takes one only when its origin, policy and
+"""Sandbox proxies prestarted ahead of their views: a view takes one only when its origin, policy and
 `allow` fit, and the proxy page served for it carries that view's CSP."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from mcp_apps_host.host.process.sandbox import Sandbox
 from mcp_apps_host.host.tab import frames as f
 from mcp_apps_host.host.tab.page import Page
 from mcp_apps_host.host.tab.prebooted import PrebootedViews
-from mcp_apps_host.host.tab.prepared import PreparedProxies
+from mcp_apps_host.host.tab.prestarted import PrestartedProxies
 from mcp_apps_host.servers.manager import ServerManager
 from mcp_apps_host.settings import Limits
 from mcp_apps_host.values.csp import ViewCsp
@@ -38,50 +38,50 @@ def template(server: str = "srv", connect: tuple[str, ...] = (), permissions: di
                     csp=ViewCsp(connect_domains=connect), permissions=permissions or {})
 
 
-def pool(host: Host) -> tuple[PreparedProxies, list[Any]]:
+def pool(host: Host) -> tuple[PrestartedProxies, list[Any]]:
     sent: list[Any] = []
-    return PreparedProxies(host, Page(sent.append)), sent
+    return PrestartedProxies(host, Page(sent.append)), sent
 
 
 def test_a_view_takes_the_prepared_proxy_of_its_origin_and_policy() -> None:
     host = make_host()
-    prepared, sent = pool(host)
-    prepared.prepare(template())
+    prestarted, sent = pool(host)
+    prestarted.prepare(template())
     [start] = sent
     assert isinstance(start, f.ViewPrestart) and start.keep == [start.key]
     assert start.sandbox_origin == host.sandbox.origin_for("srv")
     # Another template with the same origin and policy (a new version of the HTML) fits it.
-    taken = prepared.take(template(sha="b" * 64))
+    taken = prestarted.take(template(sha="b" * 64))
     assert taken is not None and taken.handle == start.key
-    view = host.register_view(template(sha="b" * 64), lambda report: None, prepared=taken)
+    view = host.register_view(template(sha="b" * 64), lambda report: None, prestarted=taken)
     assert view.handle == taken.handle and host.proxy_url(view.handle) == start.proxy_url
-    # The next one is prepared after the mount, and the page is told to keep only that one.
-    assert prepared.ready == {}
-    prepared.prepare(template(sha="b" * 64))
+    # The next one is prestarted after the mount, and the page is told to keep only that one.
+    assert prestarted.ready == {}
+    prestarted.prepare(template(sha="b" * 64))
     assert isinstance(sent[-1], f.ViewPrestart) and sent[-1].key != start.key and sent[-1].keep == [sent[-1].key]
 
 
 def test_a_view_with_another_policy_or_origin_does_not_take_it() -> None:
     host = make_host()
-    prepared, sent = pool(host)
-    prepared.prepare(template())
-    assert prepared.take(template(connect=("https://api.example.com",))) is None
-    assert prepared.take(template(server="other")) is None
-    assert prepared.take(template(permissions={"camera": {}, "clipboardWrite": {}})) is None
+    prestarted, sent = pool(host)
+    prestarted.prepare(template())
+    assert prestarted.take(template(connect=("https://api.example.com",))) is None
+    assert prestarted.take(template(server="other")) is None
+    assert prestarted.take(template(permissions={"camera": {}, "clipboardWrite": {}})) is None
     # Even when handed one that does not fit, the host signs the view its own proxy.
     [start] = sent
-    wrong = prepared.ready[next(iter(prepared.ready))]
-    view = host.register_view(template(connect=("https://api.example.com",)), lambda report: None, prepared=wrong)
+    wrong = prestarted.ready[next(iter(prestarted.ready))]
+    view = host.register_view(template(connect=("https://api.example.com",)), lambda report: None, prestarted=wrong)
     assert view.handle != start.key and "https://api.example.com" in view.csp_header
 
 
 def test_the_served_proxy_page_has_the_policy_of_the_view_that_took_it() -> None:
     host = make_host()
-    prepared, _sent = pool(host)
-    prepared.prepare(template(connect=("https://api.example.com",)))
-    taken = prepared.take(template(connect=("https://api.example.com",)))
+    prestarted, _sent = pool(host)
+    prestarted.prepare(template(connect=("https://api.example.com",)))
+    taken = prestarted.take(template(connect=("https://api.example.com",)))
     assert taken is not None
-    view = host.register_view(template(connect=("https://api.example.com",)), lambda report: None, prepared=taken)
+    view = host.register_view(template(connect=("https://api.example.com",)), lambda report: None, prestarted=taken)
     origin = host.sandbox.origin_for("srv")
     client = TestClient(sandbox_app(host), base_url=origin)
     page = client.get(host.proxy_url(view.handle).removeprefix(origin))
@@ -92,11 +92,11 @@ def test_the_served_proxy_page_has_the_policy_of_the_view_that_took_it() -> None
 
 def test_no_more_proxies_than_the_setting_allows() -> None:
     host = make_host(Limits(prestarted_proxies_per_tab=2))
-    prepared, sent = pool(host)
+    prestarted, sent = pool(host)
     for server in ("a", "b", "c"):
-        prepared.prepare(template(server=server))
-    assert len(prepared.ready) == 2 and len(sent) == 2
-    assert prepared.take(template(server="c")) is None
+        prestarted.prepare(template(server=server))
+    assert len(prestarted.ready) == 2 and len(sent) == 2
+    assert prestarted.take(template(server="c")) is None
     none, nothing = pool(make_host(Limits(prestarted_proxies_per_tab=0)))
     none.prepare(template())
     assert nothing == [] and none.take(template()) is None
@@ -106,15 +106,15 @@ def test_nothing_is_prepared_on_an_origin_that_hung_lately(monkeypatch) -> None:
     """The browser keeps a renderer a moment after its last frame goes, for the next frame of the same site:
     a renderer a view keeps busy would take in a proxy loaded ahead, which would then never load."""
     host = make_host()
-    prepared, sent = pool(host)
+    prestarted, sent = pool(host)
     host.hung(host.sandbox.origin_for("srv"))
-    prepared.prepare(template())
-    assert sent == [] and prepared.ready == {}
-    prepared.prepare(template(server="other"))  # another server's origin has its own renderer
+    prestarted.prepare(template())
+    assert sent == [] and prestarted.ready == {}
+    prestarted.prepare(template(server="other"))  # another server's origin has its own renderer
     assert [s.sandbox_origin for s in sent] == [host.sandbox.origin_for("other")]
     later = time.monotonic() + HUNG_ORIGIN_QUIET_S + 1
     monkeypatch.setattr(core.time, "monotonic", lambda: later)
-    prepared.prepare(template())
+    prestarted.prepare(template())
     assert sent[-1].sandbox_origin == host.sandbox.origin_for("srv")
 
 
@@ -122,7 +122,7 @@ def test_nothing_is_prepared_on_an_origin_that_hung_lately(monkeypatch) -> None:
 async def test_no_view_is_booted_ahead_on_an_origin_that_hung_lately(monkeypatch) -> None:
     host = make_host()
     mounted: list[str] = []
-    views = SimpleNamespace(host=host, closed=False, prepared=PreparedProxies(host, Page(lambda frame: None)),
+    views = SimpleNamespace(host=host, closed=False, prestarted=PrestartedProxies(host, Page(lambda frame: None)),
                             mount=lambda call, entry, tmpl, prebooted: mounted.append(tmpl.server) or
                             SimpleNamespace(handle=tmpl.server, session=SimpleNamespace(spec=tmpl)))
     prebooted = PrebootedViews(views)  # type: ignore[arg-type]

@@ -1,8 +1,8 @@
 """Sandbox proxies a tab's page loads ahead: one per server origin and policy its views need, so a
 view starts on a proxy that is already up (its renderer process too) instead of loading one.
 
-The host signs each proxy's address ahead (`Host.prepare_proxy`); a mount takes the one whose
-origin, policy and `allow` fit its template, and another is prepared for the next view. A prepared
+The host signs each proxy's address ahead (`Host.prestart_proxy`); a mount takes the one whose
+origin, policy and `allow` fit its template, and another is prestarted for the next view. A prestarted
 proxy holds no HTML: the view's template goes to it only after the mount was decided (trust,
 pins, audit), as for any view.
 """
@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from ...policy.csp import allow_attribute
 from ...values.templates import Template
-from ..process.core import Host, PreparedProxy, proxy_key
+from ..process.core import Host, PrestartedProxy, proxy_key
 from . import frames as f
 from .page import Page
 
 
-class PreparedProxies:
+class PrestartedProxies:
     def __init__(self, host: Host, page: Page) -> None:
         self.host = host
         self.page = page
-        self.ready: dict[str, PreparedProxy] = {}  # by what a view needs of its proxy (`need`)
+        self.ready: dict[str, PrestartedProxy] = {}  # by what a view needs of its proxy (`need`)
 
     def refresh(self) -> None:
         """Prepare a proxy for each origin and policy the ready servers' known templates need, up to the limit."""
@@ -38,19 +38,19 @@ class PreparedProxies:
             return
         if self.host.hung_lately(template):
             return
-        prepared = self.host.prepare_proxy(template)
-        self.ready[need] = prepared
-        self.page.send(f.ViewPrestart(key=prepared.handle, proxy_url=self.host.prepared_url(prepared),
-                                      sandbox_origin=prepared.origin, permissions=self._allow(template),
+        prestarted = self.host.prestart_proxy(template)
+        self.ready[need] = prestarted
+        self.page.send(f.ViewPrestart(key=prestarted.handle, proxy_url=self.host.prestarted_url(prestarted),
+                                      sandbox_origin=prestarted.origin, permissions=self._allow(template),
                                       keep=[p.handle for p in self.ready.values()]))
 
-    def take(self, template: Template) -> PreparedProxy | None:
-        """The prepared proxy this template's view can run in, or None. Prepare the next one after the
+    def take(self, template: Template) -> PrestartedProxy | None:
+        """The prestarted proxy this template's view can run in, or None. Prepare the next one after the
         view's mount: a `view-prestart` lists every proxy the page should keep, and this one is gone."""
         return self.ready.pop(self.need(template), None)
 
     def drop_origin(self, origin: str) -> None:
-        """Forget the proxies prepared on ``origin`` (its renderer may hang); the page lets them go."""
+        """Forget the proxies prestarted on ``origin`` (its renderer may hang); the page lets them go."""
         dropped = [need for need, p in self.ready.items() if p.origin == origin]
         for need in dropped:
             del self.ready[need]

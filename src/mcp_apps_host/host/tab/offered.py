@@ -23,7 +23,7 @@ from .runner import CallCard
 from .services import TabServices
 
 
-class AppTools:
+class OfferedTools:
     def __init__(self, tab: TabServices) -> None:
         self.tab = tab
         self.offered: dict[str, ViewTools] = {}  # by view handle
