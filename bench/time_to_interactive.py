@@ -9,11 +9,17 @@ Ours, per round, in a fresh browser context (a fresh page):
   cold  the first view of the template in that page;
   warm  a second call of the same tool in the same page, a few seconds later (the host has shown
         the template before).
+With `--never-seen`, instead of cold and warm:
+  never-seen  a template the person has never opened: per round a fresh host with a fresh database
+        (`--db sqlite:///…` in a new directory), so no pin and no allow-list accepts the template and no
+        view of it is booted ahead when the page loads; a fresh page, one call, timed the same way.
+        The host is started and its server ready before the page opens (its start is not timed).
 Floor and ours alternate (which one goes first flips every round); the first round is a warm-up
 and is not counted. "Shown" is the moment a MutationObserver in the app's document first sees the
 result's text (both sides use the same observer), on the wall clock the submit was stamped with.
 
 Run: PYTHONPATH=src .venv/bin/python bench/time_to_interactive.py [--rounds 12] [--servers vanilla,budget]
+     PYTHONPATH=src .venv/bin/python bench/time_to_interactive.py --never-seen [--rounds 12]
 """
 
 from __future__ import annotations
@@ -134,6 +140,7 @@ class Series:
     floor: list[float] = field(default_factory=list)
     cold: list[float] = field(default_factory=list)
     warm: list[float] = field(default_factory=list)
+    never_seen: list[float] = field(default_factory=list)
 
 
 def serve_floor_pages(pages: dict[str, str]) -> tuple[ThreadingHTTPServer, str]:
@@ -213,6 +220,38 @@ def measure_ours(browser: Browser, host: Any, server: str, tool: str, args: dict
         context.close()
 
 
+def measure_never_seen(browser: Browser, launcher: HostLauncher, server: str, command: str, tool: str,
+                       args: dict[str, Any], check: str) -> tuple[float, int]:
+    """A host started now, with a database of its own: the template is new to it. Returns the call's time
+    and the views booted ahead when Enter was pressed (0 unless the host took the template as accepted)."""
+    host = launcher({server: command})
+    try:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        try:
+            context.add_init_script(OURS_INIT % {"check": check})
+            page = context.new_page()
+            page.goto(host.url)
+            box = page.locator("[data-testid=chat-input]")
+            box.wait_for(state="visible", timeout=30_000)
+            wait_servers(page, host, [server])
+            page.locator(f'[data-testid=tool][data-server="{server}"][data-tool="{tool}"]').wait_for(
+                state="attached", timeout=30_000)
+            text = f"/call {server} {tool} {json.dumps(args)}"
+            booted: list[int] = []
+
+            def submit() -> None:
+                box.fill(text)
+                booted.append(page.locator("[data-testid=view-preboot]").count())
+                box.press("Enter")
+
+            shown = shown_at(page, submit)
+            return float(shown - page.evaluate("window.__ttiSubmit")), booted[0]
+        finally:
+            context.close()
+    finally:
+        host.close()
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -221,6 +260,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=12, help="counted rounds (after one warm-up round)")
     parser.add_argument("--servers", default=",".join(APPS), help="comma-separated: " + ", ".join(APPS))
+    parser.add_argument("--never-seen", action="store_true",
+                        help="time a template the host has never seen (a fresh host and database per round) "
+                             "instead of cold and warm")
     opts = parser.parse_args()
     names = [n for n in opts.servers.split(",") if n]
     unknown = [n for n in names if n not in APPS]
@@ -234,7 +276,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         launcher = HostLauncher(Path(tmp))
         try:
-            host = launcher(commands)
+            # --never-seen starts a host of its own per round; cold and warm share this one.
+            host = None if opts.never_seen else launcher(commands)
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 for i in range(opts.rounds + 1):
@@ -245,10 +288,20 @@ def main() -> None:
                         for which in order:
                             if which == "floor":
                                 got["floor"] = measure_floor(browser, f"{base}/{n}")
+                            elif opts.never_seen:
+                                got["ours"] = measure_never_seen(browser, launcher, n, commands[n], tool, args, check)
                             else:
                                 got["ours"] = measure_ours(browser, host, n, tool, args, check)
-                        cold, warm = got["ours"]
                         label = "warm-up" if i == 0 else f"round {i:2d}"
+                        if opts.never_seen:
+                            never, booted = got["ours"]
+                            print(f"{label} {n:8s} floor {got['floor']:6.0f} ms  never-seen {never:6.0f} ms  "
+                                  f"(views booted ahead at Enter: {booted})", file=sys.stderr, flush=True)
+                            if i > 0:
+                                results[n].floor.append(got["floor"])
+                                results[n].never_seen.append(never)
+                            continue
+                        cold, warm = got["ours"]
                         print(f"{label} {n:8s} floor {got['floor']:6.0f} ms  cold {cold:6.0f} ms  "
                               f"warm {warm:6.0f} ms", file=sys.stderr, flush=True)
                         if i == 0:
@@ -263,6 +316,9 @@ def main() -> None:
 
     print(f"\ntime to interactive, /call → the view shows its tool result; {opts.rounds} rounds after a warm-up, "
           "medians (ratio: median of per-round ratios to the floor of the same round)\n")
+    if opts.never_seen:
+        print_never_seen(names, results)
+        return
     print(f"{'server':<28} {'floor ms':>9} {'cold ms':>9} {'cold ×':>7} {'warm ms':>9} {'warm ×':>7}")
     for n in names:
         s = results[n]
@@ -271,6 +327,15 @@ def main() -> None:
         print(f"{APPS[n][0]:<28} {median(s.floor):9.0f} {median(s.cold):9.0f} {cold_ratio:7.2f} "
               f"{median(s.warm):9.0f} {warm_ratio:7.2f}")
     print("\ntargets: cold ≤ 1.15× the floor, warm ≤ 0.60× the floor")
+
+
+def print_never_seen(names: list[str], results: dict[str, Series]) -> None:
+    print("never seen: a fresh host and database per round, nothing booted ahead at page load\n")
+    print(f"{'server':<28} {'floor ms':>9} {'never-seen ms':>14} {'never-seen ×':>13}")
+    for n in names:
+        s = results[n]
+        ratio = median([v / f for v, f in zip(s.never_seen, s.floor, strict=True)])
+        print(f"{APPS[n][0]:<28} {median(s.floor):9.0f} {median(s.never_seen):14.0f} {ratio:13.2f}")
 
 
 if __name__ == "__main__":
