@@ -33,6 +33,7 @@ from ...values.identity import CONSOLE, Identity
 from ...values.templates import Template
 from .bus import Bus, LocalBus
 from .handles import HandleSigner, ViewPass
+from .news import ConversationNews
 from .sandbox import Sandbox
 from .serverasks import HostAsks
 
@@ -103,6 +104,7 @@ class Host:
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     signer: HandleSigner = field(default_factory=lambda: HandleSigner(None, 24 * 3600))
     bus: Bus = field(default_factory=LocalBus)
+    conversation_news: ConversationNews = field(default_factory=ConversationNews)  # the bus's, by conversation
     views: dict[str, MountedView] = field(default_factory=dict)
     # Called with an origin whose renderer may hang (a view there did not answer its teardown): every
     # tab's frames of one origin share a renderer, so each tab lets go of what it holds there.
@@ -229,6 +231,7 @@ class Host:
         """Connect the servers (in the background; their status reaches every tab) and the bus."""
         await self.bus.start()
         self.bus.subscribe("csp-report", self._deliver_csp_report)
+        self.bus.subscribe("conversation", self.conversation_news.heard)
         self.servers.start()
         if self.watch:
             self._watcher = asyncio.create_task(watch_servers(self.servers, self.watch, self.watch_debounce_ms))

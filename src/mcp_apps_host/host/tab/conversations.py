@@ -44,7 +44,7 @@ class ConversationService:
             conv = await self.journal.call(self.repo.create)
         self.tab.calls.cancel_all()
         self.tab.views.drop_all("another conversation was opened", keep_pinned=True)
-        self.tab.log.current = conv
+        self.tab.log.show(conv)
         self.tab.page.send(f.ConversationReset(id=conv.id, title=conv.title))
         await self.send_list()
         self._in_panel.clear()
@@ -69,7 +69,9 @@ class ConversationService:
         except ValueError as exc:
             self.tab.page.notice(str(exc), "error")
         if self.tab.log.conversation_id == conversation_id:
-            self.tab.log.current = await self.journal.call(self.repo.get, conversation_id)
+            renamed = await self.journal.call(self.repo.get, conversation_id)
+            if renamed is not None:
+                self.tab.log.show(renamed)
         await self.send_list()
 
     async def delete(self, conversation_id: str) -> None:

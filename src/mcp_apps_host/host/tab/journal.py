@@ -26,6 +26,8 @@ T = TypeVar("T")
 Written = Callable[[str, int, str, str], None]
 # Runs a blocking write off the event loop and returns its result.
 Write = Callable[..., Awaitable[Any]]
+# Hear the news of a conversation (another tab's items), until the returned function is called.
+Watch = Callable[[str], Callable[[], None]]
 
 
 class Journal:
@@ -124,9 +126,18 @@ class ConversationLog:
     """The conversation a tab shows, and what it keeps of it (nothing, without a store)."""
 
     def __init__(self, conversations: OwnConversations | None, on_written: Written | None = None,
-                 write: Write | None = None) -> None:
+                 write: Write | None = None, watch: Watch | None = None) -> None:
         self.journal = Journal(conversations, on_written, write) if conversations is not None else None
         self.current: Conversation | None = None
+        self._watch = watch
+        self._unwatch: Callable[[], None] | None = None
+
+    def show(self, conversation: Conversation) -> None:
+        """The tab shows ``conversation`` now: it hears news of that one (``watch``), no longer of the last."""
+        if self._unwatch is not None:
+            self._unwatch()
+        self.current = conversation
+        self._unwatch = self._watch(conversation.id) if self._watch is not None else None
 
     @property
     def conversation_id(self) -> str | None:
@@ -149,5 +160,8 @@ class ConversationLog:
         self.rekeep(key, record.to_json())
 
     async def close(self) -> None:
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         if self.journal is not None:
             await self.journal.close()

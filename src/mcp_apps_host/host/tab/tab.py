@@ -57,7 +57,8 @@ class Tab:
         self._background: set[asyncio.Task[None]] = set()
         # On SQLite the conversation's writes take turns with the audit trail's on its writer's thread.
         beside_audit = host.audit.run_beside if host.audit is not None and host.audit.one_writer else None
-        conversation = ConversationLog(host.conversations, self._written, beside_audit)
+        conversation = ConversationLog(host.conversations, self._written, beside_audit,
+                                       lambda shown: host.conversation_news.watch(shown, self._heard))
         audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id)
         consents = Consents(page, host.consent)
         asks = TabAsks(page, consents, audit, host.limits, host.identity.key)
@@ -104,7 +105,6 @@ class Tab:
         }
         self._generations = {name: c.generation for name, c in host.servers.connections.items()}
         self._unsubscribe = host.servers.subscribe(self._servers_changed)
-        self._unlisten = host.bus.subscribe("conversation", self._heard)
 
     @property
     def page(self) -> Page:
@@ -250,7 +250,6 @@ class Tab:
     async def close(self) -> None:
         """The tab went away: nobody can answer a teardown, so drop everything at once."""
         self._unsubscribe()
-        self._unlisten()
         for task in self._background:
             task.cancel()
         if self.host.asks is not None:
