@@ -38,7 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
@@ -188,19 +188,25 @@ def measure_floor(browser: Browser, url: str) -> float:
         context.close()
 
 
+def open_console(context: Any, host: Any, server: str, tool: str, check: str) -> tuple[Page, Locator]:
+    """The console in a fresh page, once it knows ``tool`` (its server list arrived), as a person finds it;
+    and its chat box."""
+    context.add_init_script(OURS_INIT % {"check": check})
+    page = context.new_page()
+    page.goto(host.url)
+    box = page.locator("[data-testid=chat-input]")
+    box.wait_for(state="visible", timeout=30_000)
+    wait_servers(page, host, [server])
+    page.locator(f'[data-testid=tool][data-server="{server}"][data-tool="{tool}"]').wait_for(
+        state="attached", timeout=30_000)
+    return page, box
+
+
 def measure_ours(browser: Browser, host: Any, server: str, tool: str, args: dict[str, Any],
                  check: str) -> tuple[float, float]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
-        context.add_init_script(OURS_INIT % {"check": check})
-        page = context.new_page()
-        page.goto(host.url)
-        box = page.locator("[data-testid=chat-input]")
-        box.wait_for(state="visible", timeout=30_000)
-        wait_servers(page, host, [server])
-        # The page knows the tool (its server list arrived) before the person can pick it.
-        page.locator(f'[data-testid=tool][data-server="{server}"][data-tool="{tool}"]').wait_for(
-            state="attached", timeout=30_000)
+        page, box = open_console(context, host, server, tool, check)
         text = f"/call {server} {tool} {json.dumps(args)}"
 
         def submit() -> None:
@@ -228,14 +234,7 @@ def measure_never_seen(browser: Browser, launcher: HostLauncher, server: str, co
     try:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         try:
-            context.add_init_script(OURS_INIT % {"check": check})
-            page = context.new_page()
-            page.goto(host.url)
-            box = page.locator("[data-testid=chat-input]")
-            box.wait_for(state="visible", timeout=30_000)
-            wait_servers(page, host, [server])
-            page.locator(f'[data-testid=tool][data-server="{server}"][data-tool="{tool}"]').wait_for(
-                state="attached", timeout=30_000)
+            page, box = open_console(context, host, server, tool, check)
             text = f"/call {server} {tool} {json.dumps(args)}"
             booted: list[int] = []
 

@@ -86,13 +86,18 @@ def test_an_unbooted_view_still_answers_at_once_and_times_out() -> None:
     assert posts(s2.receive(INIT))[0]["result"]
 
 
+async def shown_once(app: Any) -> None:
+    """The person is shown the fine server's view once, in a tab of its own: its template is accepted."""
+    async with open_tab(app, started=True) as first:
+        call_id = await call(first, "fine", "fine-view")
+        await first.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id)
+
+
 @pytest.mark.anyio
 async def test_a_fresh_tab_boots_ahead_the_templates_the_person_has_accepted_and_a_call_takes_it(tmp_path) -> None:
     app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db")
     async with app.lifespan():
-        async with open_tab(app, started=True) as first:  # the person is shown the view once: it is accepted
-            call_id = await call(first, "fine", "fine-view")
-            await first.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id)
+        await shown_once(app)
         async with open_tab(app, started=True) as second:
             ahead = await second.until(lambda f: f["type"] == "view-mount" and f["prebooted"], timeout=30)
             assert ahead["tool"] == "fine-view" and ahead["callId"] is None
@@ -129,9 +134,7 @@ async def test_a_view_booted_ahead_lapses_unused_and_boots_again_only_on_the_per
     limits = Limits(prebooted_view_max_age=1, view_init_timeout=120)
     app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db", limits=limits)
     async with app.lifespan():
-        async with open_tab(app, started=True) as first:  # the person is shown the view once: it is accepted
-            call_id = await call(first, "fine", "fine-view")
-            await first.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id)
+        await shown_once(app)
         async with open_tab(app, started=True) as second:
             ahead = await second.until(lambda f: f["type"] == "view-mount" and f["prebooted"], timeout=30)
             await second.until(lambda f: f["type"] == "view-remove" and f["view"] == ahead["view"], timeout=30)
