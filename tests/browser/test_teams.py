@@ -219,12 +219,20 @@ def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host
         acked = burst_answered(tab_a)
         time.sleep(0.02)
     assert acked >= 300, f"only {acked} pings were answered"
+    # The banner may be up for less than a poll of Playwright's (the other worker takes the tab at once):
+    # the page itself notes that it was shown.
+    tab_a.evaluate("""() => {
+      const banner = document.querySelector("[data-testid=banner]");
+      window.__bannerShown = false;
+      new MutationObserver(() => { if (!banner.hidden) window.__bannerShown = true; })
+        .observe(banner, {attributes: true, attributeFilter: ["hidden"]});
+    }""")
     os.kill(worker_a, signal.SIGKILL)
     acked_at_kill = burst_answered(tab_a, acked)
 
     # The tab reconnects (to the other worker or the one the supervisor starts again) and gets its
     # conversation back, views included, rendered from the stored templates.
-    tab_a.locator("[data-testid=banner]").wait_for(state="visible", timeout=30_000)
+    tab_a.wait_for_function("window.__bannerShown === true", timeout=30_000)
     tab_a.locator("[data-testid=banner]").wait_for(state="hidden", timeout=60_000)
     assert tab_a.locator("[data-testid=conversation-item].current").get_attribute("data-id") == conversation
     # The views closed with the lost connection go when the conversation comes back (the socket may
