@@ -98,10 +98,19 @@ class CallRunner:
 
         def finish(status: CallStatus, result: dict[str, Any] | None, error: str | None) -> None:
             duration = round((time.monotonic() - started) * 1000)
-            if result is not None:
-                card.finished(result, duration)
+
+            def draw() -> None:
+                if result is not None:
+                    card.finished(result, duration)
+                else:
+                    card.failed(error or status, duration, cancelled=status == "cancelled")
+
+            if source == "view":
+                # The view's answer is sent in this same step: it goes to the page first, and the page
+                # draws the card after handing the answer on, not before.
+                asyncio.get_running_loop().call_soon(draw)
             else:
-                card.failed(error or status, duration, cancelled=status == "cancelled")
+                draw()
             record.ended(status, result, error, duration)
             self.log.rekeep_call(key, record)
 
