@@ -37,14 +37,13 @@ from typing import Any, Final, Self, TypeVar
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
+from ..values.decisions import Decision, Direction
 from .audit_events import (
     DECISIONS,
     DIRECTIONS,
     PREVIEW_CHARS,
     AuditEvent,
     BatchWriter,
-    Decision,
-    Direction,
     Row,
     canonical_json,
     payload_sha256,

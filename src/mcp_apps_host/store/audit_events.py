@@ -13,20 +13,19 @@ import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, get_args
 
 from sqlalchemy import insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from ..values.decisions import Decision, Direction
 from ..values.identity import CONSOLE_USER, DEFAULT_TENANT
 from .schema import audit_events, audit_payloads
 
 log = logging.getLogger("mcp_apps_host.store.audit")
 
-Direction = Literal["view->host", "host->view", "host->server", "server->host", "model->host"]
-Decision = Literal["allowed", "refused", "asked", "consented", "declined"]
 DIRECTIONS: Final[frozenset[str]] = frozenset(get_args(Direction))
 DECISIONS: Final[frozenset[str]] = frozenset(get_args(Decision))
 

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..values import protocol as M
+from ..values.decisions import ConsentKind
 from ..values.links import sanitize_filename
 from . import jsonrpc as rpc
 from .context import ViewSpec
@@ -26,7 +27,7 @@ class Session(Protocol):
 
     def reject(self, req: Request, code: int, reason: str) -> list[Effect]: ...
 
-    def ask(self, req: Request, kind: str, title: str, detail: str, on_allow: list[Effect], *,
+    def ask(self, req: Request, kind: ConsentKind, title: str, detail: str, on_allow: list[Effect], *,
             answer_later: bool = False, subject: str = "", can_remember: bool = False,
             reason: str = "needs the person's consent", extra: dict[str, Any] | None = None) -> list[Effect]: ...
 

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..values.apptools import AppTool
+from ..values.decisions import ConsentKind, Decision
 from .jsonrpc import RequestId
 
 
@@ -47,7 +48,7 @@ class CancelProxied:
 @dataclass(frozen=True)
 class AskConsent:
     token: RequestId
-    kind: str  # tool-call | message | open-link | download | sampling
+    kind: ConsentKind
     title: str
     detail: str
     subject: str = ""  # the tool name or URL the question is about
@@ -95,7 +96,7 @@ class Decided:
 
     method: str
     request_id: RequestId
-    decision: str  # allowed | asked | consented | declined
+    decision: Decision
     reason: str
 
 

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..values import protocol as M
+from ..values.decisions import ConsentKind
 from ..values.links import describe_link
 from ..values.protocol import DISPLAY_MODES
 from ..values.sampling import describe_sampling, sampling_problem
@@ -47,7 +48,7 @@ class Session(Protocol):
 
     def answer_later(self, request_id: RequestId) -> None: ...
 
-    def ask(self, req: Request, kind: str, title: str, detail: str, on_allow: list[Effect], *,
+    def ask(self, req: Request, kind: ConsentKind, title: str, detail: str, on_allow: list[Effect], *,
             answer_later: bool = False, subject: str = "", can_remember: bool = False,
             reason: str = "needs the person's consent", extra: dict[str, Any] | None = None) -> list[Effect]: ...
 

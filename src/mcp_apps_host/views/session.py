@@ -21,6 +21,7 @@ from typing import Any, assert_never
 from ..errors import InvalidMessage
 from ..settings import Limits
 from ..values import protocol as M
+from ..values.decisions import ConsentKind
 from ..values.protocol import LOG_LEVELS, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from ..version import __version__
 from . import events as ev
@@ -257,7 +258,7 @@ class ViewSession(HostToView, DisplayControl, Boot):
         """The host completes this request later (:meth:`complete_request`)."""
         self._pending.add(request_id)
 
-    def ask(self, req: Request, kind: str, title: str, detail: str, on_allow: list[Effect], *,
+    def ask(self, req: Request, kind: ConsentKind, title: str, detail: str, on_allow: list[Effect], *,
             answer_later: bool = False, subject: str = "", can_remember: bool = False,
             reason: str = "needs the person's consent", extra: dict[str, Any] | None = None) -> list[Effect]:
         """Put the request to the person; ``on_allow`` happens if they allow it (:meth:`answer_consent`)."""

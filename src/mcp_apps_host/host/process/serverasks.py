@@ -23,6 +23,7 @@ from ...errors import CallFailed
 from ...policy.consent import SamplingPolicy
 from ...store.audit import AuditEvent, AuditLog
 from ...values import protocol as M
+from ...values.decisions import Decision, Direction
 from ...values.identity import Identity
 from ...values.sampling import describe_sampling, sampling_problem
 from ...views.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REFUSED
@@ -74,13 +75,13 @@ class HostAsks:
             return max(calling, key=lambda t: t.calls[server]) if len({t.who for t in calling}) == 1 else None
         return max(tabs, key=lambda t: t.last_active) if len({t.who for t in tabs}) == 1 else None
 
-    def _record(self, direction: str, method: str, server: str, decision: str | None, reason: str,
+    def _record(self, direction: Direction, method: str, server: str, decision: Decision | None, reason: str,
                 payload: Any = None) -> None:
         if self._audit is None:
             return
         try:
-            self._audit.record_nowait(AuditEvent(direction=direction, method=method, server=server,  # type: ignore[arg-type]
-                                                 decision=decision, reason=reason, payload=payload))  # type: ignore[arg-type]
+            self._audit.record_nowait(AuditEvent(direction=direction, method=method, server=server,
+                                                 decision=decision, reason=reason, payload=payload))
         except Exception:  # the audit trail must not break the protocol
             log.exception("could not queue an audit event")
 

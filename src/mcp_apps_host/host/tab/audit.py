@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...store.audit import AuditEvent, AuditLog
+from ...values.decisions import Decision, Direction
 from ...values.identity import Identity
 
 log = logging.getLogger("mcp_apps_host.audit")
@@ -23,16 +24,17 @@ class Auditor:
     def conversation(self) -> str | None:
         return self._conversation()
 
-    def __call__(self, direction: str, method: str | None, *, server: str | None = None, view: str | None = None,
-                 msg_id: Any = None, decision: str | None = None, reason: str | None = None,
+    def __call__(self, direction: Direction, method: str | None, *, server: str | None = None,
+                 view: str | None = None, msg_id: Any = None, decision: Decision | None = None,
+                 reason: str | None = None,
                  payload: Any = None) -> None:
         """Record one event; never raises (the audit trail must not break the protocol)."""
         if self._audit is None:
             return
         try:
             self._audit.record_nowait(AuditEvent(
-                direction=direction, method=method, server=server, view=view,  # type: ignore[arg-type]
-                conversation=self._conversation(), msg_id=msg_id, decision=decision,  # type: ignore[arg-type]
+                direction=direction, method=method, server=server, view=view,
+                conversation=self._conversation(), msg_id=msg_id, decision=decision,
                 reason=reason, payload=payload, tenant=self._identity.tenant, user_id=self._identity.user))
         except Exception:  # the audit trail must not break the protocol
             log.exception("could not queue an audit event")
