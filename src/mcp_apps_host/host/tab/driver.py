@@ -211,9 +211,8 @@ class ViewDriver:
                 task = self.tasks.pop(request_id, None)
                 if task is not None:
                     task.cancel()
-            case fx.Download(filename, mime_type, text, blob, url):
-                page.send(f.Download(view=handle, filename=filename, mime_type=mime_type, text=text, blob=blob,
-                                     url=url))
+            case fx.Download():
+                page.send(proxied.download_frame(handle, effect))
             case fx.DisplayModeChanged():
                 self._send_display_mode()
             case fx.Resize(width, height):

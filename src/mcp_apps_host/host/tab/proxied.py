@@ -23,6 +23,12 @@ from .page import Page
 from .ports import ToolRunner
 
 
+def download_frame(view: str, file: fx.Download) -> f.Download:
+    """The page's frame that saves one file the person allowed ``view`` to save."""
+    return f.Download(view=view, filename=file.filename, mime_type=file.mime_type, text=file.text, blob=file.blob,
+                      url=file.url)
+
+
 def read_error(server: str, uri: str, exc: Exception) -> tuple[int, str]:
     """The code and words for a failed resources/read (both spellings of "not found" read as one)."""
     code = exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR
@@ -82,6 +88,5 @@ async def save_files(host: Host, page: Page, server: str, view: str, save: fx.Sa
             return ev.RequestCompleted(save.request_id, error=(INTERNAL_ERROR, f"ui/download-file: {read}"))
         files.append(read)
     for file in files:
-        page.send(f.Download(view=view, filename=file.filename, mime_type=file.mime_type, text=file.text,
-                             blob=file.blob, url=file.url))
+        page.send(download_frame(view, file))
     return ev.RequestCompleted(save.request_id, result={})
