@@ -232,7 +232,7 @@ def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host
 
     # The tab reconnects (to the other worker or the one the supervisor starts again) and gets its
     # conversation back, views included, rendered from the stored templates.
-    tab_a.wait_for_function("window.__bannerShown === true", timeout=30_000)
+    tab_a.wait_for_function("() => window.__bannerShown === true", timeout=30_000)
     tab_a.locator("[data-testid=banner]").wait_for(state="hidden", timeout=60_000)
     assert tab_a.locator("[data-testid=conversation-item].current").get_attribute("data-id") == conversation
     # The views closed with the lost connection go when the conversation comes back (the socket may
