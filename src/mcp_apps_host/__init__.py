@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         InvalidFrame,
         InvalidMessage,
         ServerUnavailable,
+        SignInRequired,
         TemplateError,
     )
     from .settings import Limits
@@ -104,6 +105,7 @@ __all__ = [
     "SaveFiles",
     "ServerSpec",
     "ServerUnavailable",
+    "SignInRequired",
     "StartInitTimer",
     "StartRequestTimer",
     "StartTeardownTimer",
@@ -139,7 +141,7 @@ _WHERE = {
     "HostEnvironment": "views.context",
     **dict.fromkeys(("HostError", "ConfigError", "ConsentConfigError", "CspError", "TemplateError",
                      "ServerUnavailable", "CallFailed", "InvalidMessage", "IllegalTransition", "InvalidFrame",
-                     "DatabaseError"), "errors"),
+                     "DatabaseError", "SignInRequired"), "errors"),
     **dict.fromkeys(("Effect", "ViewState", "PostToView", "ProxyToolCall", "ProxyResourceRead", "CancelProxied",
                      "AskConsent", "OpenLink", "PostChatMessage", "ModelContextUpdated", "DisplayModeChanged",
                      "Resize", "Log", "Decided", "Sample", "Download", "SaveFiles", "Refused", "StateChanged",

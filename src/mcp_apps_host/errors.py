@@ -79,3 +79,7 @@ class InvalidFrame(HostError, ValueError):
 
 class DatabaseError(HostError):
     """The database cannot be opened or migrated; the message names the URL (without its password)."""
+
+
+class SignInRequired(ServerUnavailable):
+    """A server needs the person to sign in (MCP authorization) and they have not, or declined."""

@@ -53,6 +53,8 @@ class Limits:
     # Reconnect backoff for a server that failed or crashed (seconds, doubled each try).
     reconnect_initial_delay: float = 1.0
     reconnect_max_delay: float = 60.0
+    # How long a call to a server that needs the person to sign in waits for them (seconds).
+    signin_timeout: float = 600.0
     # Messages one view may send the host in one second; past it requests get an error, other
     # messages are dropped, and the burst is audited once.
     max_view_messages_per_second: int = 200

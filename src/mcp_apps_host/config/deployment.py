@@ -1,5 +1,5 @@
 """The sections of the config file that say where and how the host is deployed:
-``apps``, ``origin``, ``sandboxOrigin``, ``database`` and ``secretKey``."""
+``apps``, ``origin``, ``sandboxOrigin``, ``database``, ``secretKey`` and ``tokenKey``."""
 
 from __future__ import annotations
 
@@ -64,4 +64,8 @@ def parse_deployment_config(data: Mapping[str, Any], source: str) -> dict[str, A
         if not isinstance(data["secretKey"], str) or len(data["secretKey"]) < 16:
             raise ConfigError(f'{source}: "secretKey" must be a string of at least 16 characters')
         out["secret_key"] = data["secretKey"]
+    if data.get("tokenKey") is not None:
+        if not isinstance(data["tokenKey"], str) or not data["tokenKey"].strip():
+            raise ConfigError(f'{source}: "tokenKey" must be one Fernet key, or several separated by commas')
+        out["token_key"] = data["tokenKey"]
     return out

@@ -43,6 +43,9 @@ class HostConfig:
     sandbox_origin: str | None = None
     # Signs view handles for the sandbox origin; every worker of one deployment needs the same (None: random).
     secret_key: str | None = None
+    # Encrypts the tokens people get by signing in to servers: Fernet keys, comma-separated, the first
+    # encrypting and all decrypting (rotation); None: MCP_APPS_HOST_TOKEN_KEY, else no sign-in is stored.
+    token_key: str | None = None
     watch: bool = False  # `serve --watch`: restart a stdio server whose files change, re-render its views
     watch_debounce_ms: int = 300
     # The level of the log messages servers are asked to send (MCP logging levels).

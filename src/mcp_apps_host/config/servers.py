@@ -7,6 +7,7 @@ already read, so an existing file works unchanged.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -21,6 +22,29 @@ from .roots import parse_roots, root_uri
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+Grant = Literal["authorization_code", "client_credentials"]
+
+
+@dataclass(frozen=True)
+class AuthSpec:
+    """An entry's `"auth"`: how the host signs in to an HTTP server protected by MCP authorization.
+    Everything is optional: a server answering 401 with resource metadata needs none of it."""
+
+    client_id: str | None = None  # a client registered with the authorization server beforehand
+    client_secret_env: str | None = None  # the environment variable holding its secret (never the secret itself)
+    scopes: tuple[str, ...] = ()
+    grant: Grant = "authorization_code"  # client_credentials: the deployment calls as itself
+
+    def client_secret(self) -> str | None:
+        """The secret from the environment; ConfigError when the variable named is not set."""
+        if self.client_secret_env is None:
+            return None
+        value = os.environ.get(self.client_secret_env)
+        if not value:
+            raise ConfigError(f"the environment variable {self.client_secret_env} (auth.clientSecretEnv) is not set")
+        return value
+
+
 @dataclass(frozen=True)
 class ServerSpec:
     name: str
@@ -33,6 +57,7 @@ class ServerSpec:
     apps: bool | None = None  # "apps": true/false in its entry: may its views render (None: not said)
     watch: tuple[str, ...] = ()  # `serve --watch`: paths whose changes restart this (stdio) server
     roots: tuple[str, ...] = ()  # file:// URIs the server may work in (roots/list)
+    auth: AuthSpec | None = None  # "auth" in its entry (HTTP only)
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -87,6 +112,32 @@ def _str_map(value: Any, where: str) -> dict[str, str]:
     return dict(value)
 
 
+_AUTH_KEYS = {"clientId", "clientSecretEnv", "scopes", "grant"}
+
+
+def _auth(value: Any, where: str) -> AuthSpec | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - _AUTH_KEYS:
+        raise ConfigError(f"{where} must be an object with only {', '.join(sorted(_AUTH_KEYS))}")
+    for key in ("clientId", "clientSecretEnv"):
+        if value.get(key) is not None and (not isinstance(value[key], str) or not value[key].strip()):
+            raise ConfigError(f"{where}.{key} must be a non-empty string")
+    env = value.get("clientSecretEnv")
+    if env is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", env):
+        raise ConfigError(f"{where}.clientSecretEnv must name an environment variable (the secret itself is "
+                          "never written in the config file)")
+    scopes = value.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(x, str) and x and " " not in x for x in scopes):
+        raise ConfigError(f"{where}.scopes must be a list of scope names")
+    grant = value.get("grant", "authorization_code")
+    if grant not in ("authorization_code", "client_credentials"):
+        raise ConfigError(f'{where}.grant must be "authorization_code" or "client_credentials", not {grant!r}')
+    if grant == "client_credentials" and not (value.get("clientId") and env):
+        raise ConfigError(f'{where}: "grant": "client_credentials" needs "clientId" and "clientSecretEnv"')
+    return AuthSpec(client_id=value.get("clientId"), client_secret_env=env, scopes=tuple(scopes), grant=grant)
+
+
 def _watch_paths(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -132,9 +183,12 @@ def parse_config(data: Any, source: str = "config", base: Path | None = None) ->
                 raise ConfigError(f"{where}.url must be a string")
             specs.append(
                 ServerSpec(name=name, url=_check_url(url, where),
-                           headers=_str_map(entry.get("headers"), f"{where}.headers"), apps=apps, roots=roots)
+                           headers=_str_map(entry.get("headers"), f"{where}.headers"), apps=apps, roots=roots,
+                           auth=_auth(entry.get("auth"), f"{where}.auth"))
             )
             continue
+        if entry.get("auth") is not None:
+            raise ConfigError(f'{where}.auth: sign-in is for HTTP servers ("url"), not stdio ones')
         args = entry.get("args", [])
         if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise ConfigError(f'{where}: "command" must be a string and "args" a list of strings')

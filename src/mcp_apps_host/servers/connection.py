@@ -17,16 +17,17 @@ import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp.client import Client, advertise
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import LoggingLevel
 
 from ..config.servers import ServerSpec
-from ..errors import ServerUnavailable, TemplateError
+from ..errors import ServerUnavailable, SignInRequired, TemplateError
 from ..settings import Limits
 from ..values.protocol import APP_MIME_TYPE, EXTENSION_ID
 from ..values.templates import Template
@@ -38,6 +39,7 @@ from .clientside import ServerAsks, client_callbacks
 from .health import health_check, is_modern, set_log_level
 from .listen import ChangeFeed
 from .loglimit import LogBudget
+from .oauth import SERVICE, AuthSetup, HostOAuth, NeedsPerson, Person, SignIn
 from .transport import CONNECTION_CLOSED, StderrCapture, describe_failure, open_transport
 
 log = logging.getLogger("mcp_apps_host.servers")
@@ -64,7 +66,8 @@ class ServerStatus(StrEnum):
 class ServerConnection:
     def __init__(self, spec: ServerSpec, limits: Limits, on_change: Callable[[ServerConnection], None],
                  prepare: TemplateHook | None = None, asks: ServerAsks | None = None,
-                 log_level: str = "info", apps: bool = True) -> None:
+                 log_level: str = "info", apps: bool = True, auth: AuthSetup | None = None,
+                 person: Person | None = None) -> None:
         self.spec = spec
         self.limits = limits
         self._on_change = on_change
@@ -91,6 +94,22 @@ class ServerConnection:
         self.generation = 0
         self._restart: str | None = None  # why the server is being restarted now
         self._retry_now = asyncio.Event()
+        # Sign-in (MCP authorization): a person's connection asks them; the shared one finds out whether
+        # the server needs a person at all (`needs_person`), or signs in as the deployment itself.
+        self.signin: SignIn | None = None
+        self.needs_person = False
+        self._auth: httpx2.Auth | None = None
+        self._startup: anyio.CancelScope | None = None
+        self._waiters: set[asyncio.Future[None]] = set()  # calls waiting for the person to sign in
+        self._auth_error: SignInRequired | None = None  # why the latest sign-in failed, until it is told
+        if spec.url and auth is not None:
+            if person is not None:
+                self.signin = SignIn(person.identity, spec.name, auth.board, self._signin_changed)
+                self._auth = auth.for_person(spec.url, spec.auth, person, self.signin, self._auth_failed)
+            elif spec.auth is not None and spec.auth.grant == "client_credentials":
+                self._auth = auth.as_service(spec.url, spec.auth, spec.name, SERVICE)
+            else:
+                self._auth = NeedsPerson(self._auth_failed)
 
     @property
     def name(self) -> str:
@@ -112,9 +131,12 @@ class ServerConnection:
                 raise
             except BaseException as exc:  # a server must never take the host down
                 self._client = None
+                if (needed := self._take_auth_error()) is not None and await self._signin_failed(needed):
+                    delay = self.limits.reconnect_initial_delay
+                    continue
                 if self.generation != connections:  # it was up before it failed: start backoff afresh
                     delay = self.limits.reconnect_initial_delay
-                self.error = self._describe_failure(exc)
+                self.error = str(needed) if needed is not None else self._describe_failure(exc)
                 log.warning("server %s: %s (retrying in %.0fs)", self.name, self.error, delay)
                 self._set(ServerStatus.ERROR)
                 await self._pause(delay)
@@ -134,6 +156,25 @@ class ServerConnection:
             await self._pause(delay)
             self.status = ServerStatus.RETRYING
 
+    async def _signin_failed(self, exc: SignInRequired) -> bool:
+        """A sign-in that did not happen. The shared connection learns the server is reached per person and
+        waits; a person's fails the calls that waited for it, and starts afresh (a new authorization URL
+        for their next click). False: an error like any other (retried with backoff)."""
+        self._fail_waiters(exc)
+        self.error = str(exc)
+        if self.signin is None:
+            if not isinstance(self._auth, NeedsPerson):
+                return False
+            self.needs_person = True
+            log.info("server %s: %s", self.name, exc)
+            self._set(ServerStatus.ERROR)
+            await self._retry_now.wait()  # a restart (the server's files changed) tries again
+            self._retry_now.clear()
+            return True
+        log.info("server %s: sign-in of %s/%s: %s", self.name, *self.signin.identity.key, exc)
+        self._set(ServerStatus.CONNECTING)
+        return self.signin.take_answered()  # the person answered: ask again at once; else back off
+
     async def _pause(self, delay: float) -> None:
         """The backoff before the next try; a restart (its files changed) cuts it short."""
         with contextlib.suppress(TimeoutError):
@@ -150,7 +191,7 @@ class ServerConnection:
         callbacks = client_callbacks(self.name, self._asks, lambda: self.roots)
         self._advertised_roots = "list_roots_callback" in callbacks
         return Client(
-            open_transport(self.spec, self.limits, self._stderr),
+            open_transport(self.spec, self.limits, self._stderr, self._auth),
             mode="auto",  # server/discover (2026-07-28), else the initialize handshake
             extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})] if self.apps else [],
             client_info=types.Implementation(name="mcp-apps-host", version=__version__),
@@ -172,6 +213,7 @@ class ServerConnection:
         with anyio.CancelScope() as scope:
             limits = self.limits
             scope.deadline = anyio.current_time() + limits.server_connect_timeout + limits.template_read_timeout
+            self._startup = scope
             try:
                 async with client:
                     self._client = client
@@ -180,6 +222,7 @@ class ServerConnection:
                     await self._load_catalog(client)
                     await self._load_templates(client, None)
                     scope.deadline = float("inf")
+                    self._startup = None
                     self.error = None
                     self.generation += 1
                     log.info("server %s: ready (MCP %s)", self.name, self.protocol_version)
@@ -191,6 +234,7 @@ class ServerConnection:
                         group.cancel_scope.cancel()
             finally:
                 self._client = None
+                self._startup = None
         if scope.cancelled_caught:
             raise TimeoutError(f"did not finish connecting in time (server_connect_timeout "
                                f"{limits.server_connect_timeout:g} s + template_read_timeout "
@@ -238,6 +282,10 @@ class ServerConnection:
 
     def _set(self, status: ServerStatus) -> None:
         self.status = status
+        if status == ServerStatus.READY:
+            for waiter in self._waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
         try:
             self._on_change(self)
         except Exception:  # a listener's bug must not stop the connection
@@ -262,7 +310,7 @@ class ServerConnection:
         cached = self.templates.get(uri)
         if isinstance(cached, Template):
             return cached
-        fresh = (await read_templates(self._require_client(), self.name, [uri], self.limits, self.prepare,
+        fresh = (await read_templates(await self._usable_client(), self.name, [uri], self.limits, self.prepare,
                                       self._describe_failure))[uri]
         self.templates[uri] = fresh
         if isinstance(fresh, TemplateError):
@@ -270,6 +318,67 @@ class ServerConnection:
         return fresh
 
     # ---- requests ----------------------------------------------------------------------
+
+    # ---- sign-in ------------------------------------------------------------------------------
+
+    def _signin_changed(self) -> None:
+        """The person is now asked (or no longer): the start-up deadline stops while they are, and the
+        page hears of it (the server list carries the authorization URL)."""
+        if self._startup is not None:
+            limits = self.limits
+            self._startup.deadline = float("inf") if self.signin is not None and self.signin.asking else \
+                anyio.current_time() + limits.server_connect_timeout + limits.template_read_timeout
+        self._set(self.status)
+
+    @property
+    def auth_state(self) -> Literal["none", "needed", "signed-in"]:
+        if self.signin is None:
+            return "needed" if self.needs_person else "none"
+        return "signed-in" if self.status == ServerStatus.READY and not self.signin.asking else "needed"
+
+    @property
+    def waiting(self) -> int:
+        """How many calls wait for the person to sign in."""
+        return len(self._waiters)
+
+    async def sign_out(self) -> None:
+        """The person's tokens revoked and forgotten; the connection starts afresh (and asks them again)."""
+        if self.signin is None or not isinstance(self._auth, HostOAuth):
+            raise ServerUnavailable(f"server {self.name!r}: nobody signs in to it here")
+        await self._auth.sign_out()
+        self.restart("signed out")
+
+    def _auth_failed(self, exc: SignInRequired) -> None:
+        self._auth_error = exc
+
+    def _take_auth_error(self) -> SignInRequired | None:
+        exc, self._auth_error = self._auth_error, None
+        return exc
+
+    def _fail_waiters(self, exc: SignInRequired) -> None:
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_exception(SignInRequired(f"server {self.name!r}: {exc}"))
+
+    async def _usable_client(self) -> Client:
+        """The client; a person's connection not ready yet (it waits for them to sign in, or is getting
+        there) holds the call until it is, so the call goes on by itself after the sign-in."""
+        if self._client is not None and self.status == ServerStatus.READY:
+            return self._client
+        if self.signin is None or self.status == ServerStatus.STOPPED:
+            return self._require_client()
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.add(waiter)
+        self._set(self.status)  # the page shows the sign-in prompt
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), self.limits.signin_timeout)
+        except TimeoutError:
+            raise SignInRequired(f"server {self.name!r}: nobody signed in within "
+                                 f"{self.limits.signin_timeout:g} s (signin_timeout)") from None
+        finally:
+            self._waiters.discard(waiter)
+            self._set(self.status)
+        return self._require_client()
 
     def _require_client(self) -> Client:
         if self._client is None or self.status != ServerStatus.READY:
@@ -279,7 +388,7 @@ class ServerConnection:
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         progress: ProgressFn | None = None) -> dict[str, Any]:
-        client = self._require_client()
+        client = await self._usable_client()
         try:
             result = await client.call_tool(
                 name, arguments, read_timeout_seconds=self.limits.tool_call_timeout, progress_callback=progress
@@ -289,6 +398,8 @@ class ServerConnection:
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
                 raise self._went_away(f"tools/call {name}") from exc
+            if (needed := self._take_auth_error()) is not None:  # the call met a sign-in that did not happen
+                raise SignInRequired(f"server {self.name!r}: {needed}") from None
             raise
         return dump(result)
 
@@ -298,12 +409,14 @@ class ServerConnection:
         return ServerUnavailable(f"server {self.name!r} went away during {during}" + (f": {tail}" if tail else ""))
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
-        client = self._require_client()
+        client = await self._usable_client()
         try:
             return dump(await client.read_resource(uri))
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
                 raise self._went_away(f"resources/read {uri}") from exc
+            if (needed := self._take_auth_error()) is not None:
+                raise SignInRequired(f"server {self.name!r}: {needed}") from None
             raise
 
     def _fail(self, reason: str) -> None:

@@ -1,8 +1,9 @@
 """All configured servers, started together, watched together.
 
 An HTTP server whose calls must run as the signed-in person gets a connection per person
-(`personal`), opened with the headers the embedding app's `server_headers` hook gives;
-the others are shared by everyone.
+(`personal`): one opened with the headers the embedding app's `server_headers` hook gives, or
+one that needs each person to sign in (MCP authorization: the shared connection met a 401).
+The others are shared by everyone.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..values.templates import Template
 from ..values.tools import ToolEntry
 from .clientside import ServerAsks
 from .connection import ServerConnection, TemplateHook
+from .oauth import AuthSetup, Person
 
 Listener = Callable[[], None]
 # (person, server name) -> the headers that server's requests carry for that person, or None: shared.
@@ -31,12 +33,13 @@ class ServerManager:
     def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None,
                  asks: ServerAsks | None = None, log_level: str = "info",
                  apps: Callable[[ServerSpec], bool] = lambda spec: True,
-                 server_headers: ServerHeaders | None = None) -> None:
+                 server_headers: ServerHeaders | None = None, auth: AuthSetup | None = None) -> None:
         self.limits = limits
-        self.connections = {s.name: ServerConnection(s, limits, self._changed, prepare_template, asks, log_level,
-                                                     apps(s))
-                            for s in specs}
+        self._shared = {s.name: ServerConnection(s, limits, self._changed, prepare_template, asks, log_level,
+                                                 apps(s), auth)
+                        for s in specs}
         self.server_headers = server_headers
+        self.auth = auth
         self._asks = asks
         self._log_level = log_level
         self._listeners: set[Listener] = set()
@@ -44,10 +47,26 @@ class ServerManager:
         # (tenant, user, server) -> that person's connection and the task running it
         self._personal: dict[tuple[str, str, str], tuple[ServerConnection, asyncio.Task[None] | None]] = {}
         self._started = False
+        # As one person sees them (set by `personal`): their connections, worked out again whenever a
+        # server turns out to need each person to sign in.
+        self._person: Person | None = None
+        self._mine: dict[str, ServerConnection] = {}
+        self._seen = -1
+        self._per_person: set[str] = set()  # shared with every person's view, as `_personal` is
+        self._epoch = [0]
+
+    @property
+    def connections(self) -> dict[str, ServerConnection]:
+        if self._person is None:
+            return self._shared
+        if self._seen != self._epoch[0]:
+            self._seen = self._epoch[0]
+            self._mine = {name: self._personal_connection(self._person, conn) for name, conn in self._shared.items()}
+        return self._mine
 
     def start(self) -> None:
         self._started = True
-        for conn in self.connections.values():
+        for conn in self._shared.values():
             self._run(conn)
 
     def _run(self, conn: ServerConnection) -> asyncio.Task[None]:
@@ -55,30 +74,33 @@ class ServerManager:
         self._tasks.append(task)
         return task
 
-    def personal(self, identity: Identity) -> ServerManager:
-        """The servers as ``identity`` reaches them: their own connection where `server_headers` gives headers."""
-        if self.server_headers is None:
+    def personal(self, identity: Identity, base_path: str = "") -> ServerManager:
+        """The servers as ``identity`` reaches them: their own connection where `server_headers` gives headers
+        or where the server needs them to sign in."""
+        if self.server_headers is None and self.auth is None:
             return self
         view = copy.copy(self)
-        view.connections = {name: self._personal_connection(identity, conn) for name, conn in self.connections.items()}
+        view._person, view._mine, view._seen = Person(identity, base_path), {}, -1
         return view
 
-    def _personal_connection(self, identity: Identity, shared: ServerConnection) -> ServerConnection:
-        assert self.server_headers is not None
+    def _personal_connection(self, person: Person, shared: ServerConnection) -> ServerConnection:
         if not shared.spec.url:
             return shared  # a stdio server has no request headers to carry a person
-        headers = self.server_headers(identity, shared.name)
-        if headers is None:
+        identity = person.identity
+        headers = self.server_headers(identity, shared.name) if self.server_headers is not None else None
+        signs_in = shared.name in self._per_person
+        if headers is None and not signs_in:
             return shared
         key = (*identity.key, shared.name)
-        spec = replace(shared.spec, headers={**shared.spec.headers, **headers})
+        spec = replace(shared.spec, headers={**shared.spec.headers, **headers}) if headers else shared.spec
         known = self._personal.get(key)
-        if known is not None and known[0].spec == spec:
+        if known is not None and known[0].spec == spec and (known[0].signin is not None) == signs_in:
             return known[0]
         if known is not None and known[1] is not None:  # the person's headers changed (a fresh token)
             known[1].cancel()
         asks = self._asks.for_person(identity) if self._asks is not None else None
-        conn = ServerConnection(spec, self.limits, self._changed, shared.prepare, asks, self._log_level, shared.apps)
+        conn = ServerConnection(spec, self.limits, self._changed, shared.prepare, asks, self._log_level, shared.apps,
+                                self.auth if signs_in else None, person if signs_in else None)
         self._personal[key] = (conn, self._run(conn) if self._started else None)
         return conn
 
@@ -92,7 +114,10 @@ class ServerManager:
         self._listeners.add(listener)
         return lambda: self._listeners.discard(listener)
 
-    def _changed(self, _conn: ServerConnection) -> None:
+    def _changed(self, conn: ServerConnection) -> None:
+        if conn.needs_person and conn.name not in self._per_person:
+            self._per_person.add(conn.name)
+            self._epoch[0] += 1  # every person's view gets their own connection to it
         for listener in list(self._listeners):
             listener()
 
@@ -141,6 +166,10 @@ class ServerManager:
                     "target": conn.spec.describe(),
                     "protocolVersion": conn.protocol_version,
                     "roots": list(conn.roots),
+                    "auth": conn.auth_state,
+                    "signin": {"url": conn.signin.url, "state": conn.signin.state}
+                    if conn.signin is not None and conn.signin.asking else None,
+                    "waiting": conn.waiting,
                     "tools": tools,
                 }
             )

@@ -7,6 +7,7 @@ import os
 import tempfile
 from typing import Any, TextIO
 
+import httpx2
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -41,10 +42,11 @@ class StderrCapture:
         return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def open_transport(spec: ServerSpec, limits: Limits, stderr: StderrCapture) -> Any:
-    """The SDK transport for ``spec`` (an async context manager the SDK's `Client` enters)."""
+def open_transport(spec: ServerSpec, limits: Limits, stderr: StderrCapture, auth: httpx2.Auth | None = None) -> Any:
+    """The SDK transport for ``spec`` (an async context manager the SDK's `Client` enters); ``auth`` signs
+    its HTTP requests in (MCP authorization)."""
     if spec.url:
-        http = create_mcp_http_client(headers=spec.headers or None)
+        http = create_mcp_http_client(headers=spec.headers or None, auth=auth)
         # Templates can be several MB and arrive as one SSE event.
         return streamable_http_client(spec.url, http_client=http, max_sse_event_size=limits.max_template_bytes * 2)
     params = StdioServerParameters(

@@ -159,3 +159,28 @@ audit_payloads = Table(
     Column("json", Text, nullable=False),
     Column("size", Integer, nullable=False),  # bytes of the UTF-8 canonical JSON
 )
+
+# ---- signing in to servers ------------------------------------------------------------------------
+
+# What a person got by signing in to a server (MCP authorization): tokens and the client registration,
+# each Fernet-encrypted (never stored in clear), with when the access token runs out.
+server_credentials = Table(
+    "server_credentials",
+    metadata,
+    *_owner(primary_key=True),
+    Column("server", String(128), primary_key=True),
+    Column("tokens", Text, nullable=True),
+    Column("client", Text, nullable=True),
+    Column("expires_at", Float, nullable=True),
+    Column("updated", Float, nullable=False),
+)
+
+# A sign-in under way, by its OAuth `state`: whichever worker the redirect reaches finds whose it is.
+signin_flows = Table(
+    "signin_flows",
+    metadata,
+    Column("state", String(128), primary_key=True),
+    *_owner(),
+    Column("server", String(128), nullable=False),
+    Column("created", Float, nullable=False, index=True),
+)

@@ -12,10 +12,12 @@ from ...errors import ConfigError
 from ...policy.consent import ConsentPolicy, SamplingPolicy
 from ...policy.review import review_html
 from ...servers.manager import ServerHeaders, ServerManager
+from ...servers.oauth import AuthSetup
 from ...store.audit import AuditLog
 from ...store.budgets import SamplingBudgets
 from ...store.consents import RememberedConsents
 from ...store.conversations import Conversations
+from ...store.credentials import ServerCredentials, TokenCipher
 from ...store.db import default_db_url, open_database
 from ...store.notify import PostgresBus
 from ...store.pins import TemplatePins
@@ -27,6 +29,7 @@ from .core import Host, Stores
 from .handles import HandleSigner
 from .sandbox import Sandbox
 from .serverasks import HostAsks
+from .signins import SignIns
 
 
 def build_agent(config: HostConfig) -> AgentLoop | None:
@@ -65,11 +68,13 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
                     ViewInstances(engine), ViewPins(engine))
     bus: Bus = PostgresBus(url, deliver) if engine.dialect.name == "postgresql" else LocalBus()
     audit = AuditLog(engine)
+    signins = SignIns(ServerCredentials(engine, TokenCipher.configured(config.token_key)), bus, audit)
     sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks
     asks = HostAsks(sampling, agent, audit)
     return Host(
         servers=ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
-                              config.apps.for_server, server_headers),
+                              config.apps.for_server, server_headers,
+                              AuthSetup(signins.credentials, signins, config.origin or host_origin)),
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,
@@ -82,6 +87,7 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
         agent=agent,
         signer=HandleSigner(config.secret_key, round(config.limits.view_token_max_age)),
         bus=bus,
+        signins=signins,
         watch=watch,
         watch_debounce_ms=config.watch_debounce_ms,
     )

@@ -36,6 +36,7 @@ from .handles import HandleSigner, ViewPass
 from .news import ConversationNews
 from .sandbox import Sandbox
 from .serverasks import HostAsks
+from .signins import SignIns
 
 # Browser features a view may be granted through the iframe `allow` attribute when it asks.
 DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
@@ -104,6 +105,7 @@ class Host:
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     signer: HandleSigner = field(default_factory=lambda: HandleSigner(None, 24 * 3600))
     bus: Bus = field(default_factory=LocalBus)
+    signins: SignIns | None = None  # people signing in to servers (MCP authorization)
     conversation_news: ConversationNews = field(default_factory=ConversationNews)  # the bus's, by conversation
     views: dict[str, MountedView] = field(default_factory=dict)
     # Called with an origin whose renderer may hang (a view there did not answer its teardown): every
@@ -140,7 +142,7 @@ class Host:
     def for_person(self, identity: Identity, base_path: str = "") -> Host:
         """This host as ``identity`` sees it; registries, servers and the audit trail stay shared."""
         stores = self.stores
-        servers = self.servers.personal(identity)
+        servers = self.servers.personal(identity, base_path)
         if stores is None:
             return replace(self, identity=identity, base_path=base_path, servers=servers)
         lists = self.trust_lists
@@ -232,6 +234,8 @@ class Host:
         await self.bus.start()
         self.bus.subscribe("csp-report", self._deliver_csp_report)
         self.bus.subscribe("conversation", self.conversation_news.heard)
+        if self.signins is not None:
+            self.signins.start()
         self.servers.start()
         if self.watch:
             self._watcher = asyncio.create_task(watch_servers(self.servers, self.watch, self.watch_debounce_ms))

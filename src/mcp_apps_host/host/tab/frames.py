@@ -240,7 +240,23 @@ class Intent(Frame):
     type: Literal["intent"]
 
 
-PageFrame = (Hello | Chat | Call | Stop | Cancel | Intent
+class SignInDecline(Frame):
+    """The person declined to sign in to a server (or closed the authorization window): the calls that
+    waited for it end with an error. ``state`` names the sign-in, so a late answer ends no newer one."""
+
+    type: Literal["signin-decline"]
+    server: _Name
+    state: _Name
+
+
+class SignOut(Frame):
+    """Sign out of a server: the person's tokens for it are revoked and deleted."""
+
+    type: Literal["signout"]
+    server: _Name
+
+
+PageFrame = (Hello | Chat | Call | Stop | Cancel | Intent | SignInDecline | SignOut
              | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewVisible
              | ViewPin | ViewClose | ViewHostContext
              | InspectorOpen | InspectorClose | Theme | ConsentReply | TrustReply | AppToolCall | ElicitReply
@@ -277,7 +293,8 @@ class Servers(Frame):
 
     type: Literal["servers"] = "servers"
     # [{name, status, error, transport, target, protocolVersion, roots,
-    #   tools: [{name, title, description, inputSchema, hasView, callable}]}]
+    #   auth: "none" | "needed" | "signed-in", signin: {url, state} | null (while the person is asked),
+    #   waiting: calls waiting for the sign-in, tools: [{name, title, description, inputSchema, hasView, callable}]}]
     servers: list[dict[str, Any]]
 
 

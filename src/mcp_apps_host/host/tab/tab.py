@@ -25,6 +25,7 @@ from ...views.context import HostEnvironment
 from ...views.effects import ModelContextUpdated, PostChatMessage
 from ...views.theme import host_styles
 from ..process.core import Host
+from ..process.signins import SIGNOUT_METHOD
 from . import frames as f
 from .asking import TabAsks
 from .audit import Auditor
@@ -84,6 +85,8 @@ class Tab:
             f.Stop: lambda fr: self.turns.stop() if self.turns is not None else None,
             f.Cancel: lambda fr: calls.cancel(fr.call_id),
             f.Intent: lambda fr: views.prebooted.wake(),
+            f.SignInDecline: lambda fr: self._decline_signin(fr.server, fr.state),
+            f.SignOut: lambda fr: self._sign_out(fr.server),
             f.ViewMessage: lambda fr: views.message(fr.view, fr.message),
             f.ViewDisplayModeRequest: lambda fr: views.display_mode(fr.view, fr.mode),
             f.ViewContainer: lambda fr: views.container(fr.view, fr.mode, fr.width, fr.height),
@@ -164,6 +167,17 @@ class Tab:
             changes["styles"] = self.env.styles  # the SDK merges top-level keys: styles go whole
         self.services.views.override_context(frame.view, frame.display_mode, **changes)
         self.inspector.touched(frame.view)
+
+    def _decline_signin(self, server: str, state: str) -> None:
+        signin = self.host.servers.get(server).signin
+        if signin is not None and signin.state == state:
+            signin.decline()
+
+    async def _sign_out(self, server: str) -> None:
+        await self.host.servers.get(server).sign_out()
+        if self.host.signins is not None:
+            self.host.signins.audit(self.host.identity, server, "allowed", method=SIGNOUT_METHOD)
+        self.page.notice(f"Signed out of {server}.")
 
     def _send_theme(self) -> None:
         self.page.send(f.HostTheme(theme=self.env.theme, variables=self.env.styles.get("variables", {})))

@@ -51,6 +51,22 @@ export interface IntentFrame {
 }
 
 /**
+ * The person declined to sign in to a server (or closed the authorization window): the calls that waited for it
+ * end with an error. ``state`` names the sign-in, so a late answer ends no newer one.
+ */
+export interface SignInDeclineFrame {
+  type: "signin-decline";
+  server: string;
+  state: string;
+}
+
+/** Sign out of a server: the person's tokens for it are revoked and deleted. */
+export interface SignOutFrame {
+  type: "signout";
+  server: string;
+}
+
+/**
  * A message the page received from that view's proxy frame (already checked: `event.source` is that proxy's
  * window and `event.origin` its sandbox origin). The host validates `message`.
  */
@@ -576,6 +592,8 @@ export type PageFrame =
   | StopFrame
   | CancelFrame
   | IntentFrame
+  | SignInDeclineFrame
+  | SignOutFrame
   | ViewMessageFrame
   | ViewDisplayModeRequestFrame
   | ViewContainerFrame

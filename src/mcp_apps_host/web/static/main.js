@@ -15,6 +15,7 @@ import { download } from "./download.js";
 import { initInspector, inspectorRecords, inspectorContext } from "./inspector.js";
 import { initViewTools, viewTools } from "./viewtools.js";
 import { initElicit, elicit, elicitInvalid, elicitDismiss, elicitsLost } from "./elicit.js";
+import { initSignIn } from "./signin.js";
 import { showBanner, hideBanner } from "./banner.js";
 import { initConversations, currentConversation, conversationOpened, renderConversations } from "./conversations.js";
 
@@ -77,6 +78,7 @@ initConversations(send);
 initInspector(send);
 initViewTools(send);
 initElicit(send);
+initSignIn(send);
 
 /**
  * Host → page `conversation-reset`: clear the column; the host replays the conversation next.

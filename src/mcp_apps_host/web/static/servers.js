@@ -3,14 +3,17 @@
 
 import { el } from "./dom.js";
 import { openToolForm } from "./form.js";
+import { openSignIn, renderSignIns, signOut } from "./signin.js";
 
 const STATUS_TEXT = { connecting: "Connecting", ready: "Ready", error: "Error", retrying: "Retrying" };
+const AUTH = ["none", "needed", "signed-in"];
 const collapsed = new Set(); // server names the person folded; survives redraws
 
 /** @param {import("./frames").ServersFrame} msg */
 export function renderServers(msg) {
   const nav = document.querySelector("[data-testid=servers]");
   const servers = Array.isArray(msg.servers) ? msg.servers : [];
+  renderSignIns(servers);
   // Keep keyboard focus on the same tool across a redraw.
   const focused = /** @type {HTMLElement | null} */ (document.activeElement && document.activeElement.closest("[data-testid=tool]"));
   const focusKey = focused ? `${focused.dataset.server}\u0000${focused.dataset.tool}` : null;
@@ -60,14 +63,33 @@ function renderServer(server) {
   );
 
   const roots = Array.isArray(server.roots) ? server.roots.map(String) : [];
+  const auth = AUTH.includes(server.auth) ? server.auth : "none";
   return el("section", { class: "server", "data-testid": "server", "data-server": name, "data-status": status,
-    "data-protocol": server.protocolVersion ? String(server.protocolVersion) : null },
+    "data-protocol": server.protocolVersion ? String(server.protocolVersion) : null, "data-auth": auth },
     head,
+    authLine(name, auth, Boolean(server.signin)),
     roots.length ? el("div", { class: "server-roots", "data-testid": "server-roots", title: "Roots: where this server may work" },
       roots.map((r) => el("code", {}, r))) : null,
     server.error ? el("div", { class: "server-error", "data-testid": "server-error", role: "note" }, String(server.error)) : null,
     list,
   );
+}
+
+/** Sign in (the host has the authorization page ready) or sign out, for a server that needs a sign-in. */
+function authLine(name, auth, ready) {
+  if (auth === "needed") {
+    return el("div", { class: "server-auth" }, el("button", {
+      type: "button", class: "btn btn-ghost btn-small", "data-testid": "server-signin", disabled: !ready,
+      title: ready ? "Opens the server's sign-in page in a new window" : "Getting the sign-in ready…",
+      onclick: () => openSignIn(name),
+    }, "Sign in…"));
+  }
+  if (auth === "signed-in") {
+    return el("div", { class: "server-auth" }, el("span", { class: "muted" }, "Signed in"), el("button", {
+      type: "button", class: "btn btn-ghost btn-small", "data-testid": "server-signout", onclick: () => signOut(name),
+    }, "Sign out"));
+  }
+  return null;
 }
 
 function renderTool(serverName, tool) {
