@@ -360,6 +360,11 @@ class ServerConnection:
             if not waiter.done():
                 waiter.set_exception(SignInRequired(f"server {self.name!r}: {exc}"))
 
+    async def ready(self) -> None:
+        """Once the server is connected: at once, or after the person signed in (SignInRequired if they did
+        not); ServerUnavailable for a server not connected that needs no sign-in."""
+        await self._usable_client()
+
     async def _usable_client(self) -> Client:
         """The client; a person's connection not ready yet (it waits for them to sign in, or is getting
         there) holds the call until it is, so the call goes on by itself after the sign-in."""

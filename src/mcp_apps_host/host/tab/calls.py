@@ -26,6 +26,7 @@ class Calls:
         self.log = log
         self.mounting = mounting
         self.running: dict[int, asyncio.Task[None]] = {}  # the person's calls, cancellable from their card
+        self._before_signin: set[asyncio.Task[None]] = set()  # calls that wait for the person to sign in first
 
     # ---- the person's calls --------------------------------------------------------------------
 
@@ -39,6 +40,12 @@ class Calls:
             self.page.notice(str(exc), "error")
             return
         entry = conn.tools.get(tool)
+        if entry is None and conn.signin is not None and conn.status != "ready":
+            # A server the person has not signed in to yet: its tools are known once they have.
+            task = asyncio.create_task(self._after_signin(server, tool, arguments))
+            self._before_signin.add(task)
+            task.add_done_callback(self._before_signin.discard)
+            return
         if entry is None and conn.status != "ready":  # say why its tools are unknown, not that it lacks one
             why = f": {conn.error}" if conn.error else ""
             self.page.notice(f"server {server!r} is not connected ({conn.status}{why})", "error")
@@ -57,6 +64,15 @@ class Calls:
             self.page.notice(f"tool {tool!r} of server {server!r} has malformed _meta.ui: {problem}")
         call_id = self.runner.new_id()
         self.running[call_id] = asyncio.create_task(self._person_call(call_id, entry, arguments))
+
+    async def _after_signin(self, server: str, tool: str, arguments: dict[str, Any]) -> None:
+        self.page.notice(f"/call {server} {tool} waits for you to sign in to {server}.")
+        try:
+            await self.host.servers.get(server).ready()
+        except ServerUnavailable as exc:
+            self.page.notice(f"/call {server} {tool}: {exc}", "error")
+            return
+        self.from_page(server, tool, arguments)
 
     async def _person_call(self, call_id: int, entry: ToolEntry, arguments: dict[str, Any]) -> None:
         # The call may end before its view is known: another tab draws the call only once it is.
@@ -98,11 +114,11 @@ class Calls:
             task.cancel()  # the SDK sends notifications/cancelled to the server
 
     def cancel_all(self) -> None:
-        for task in list(self.running.values()):
+        for task in [*self.running.values(), *self._before_signin]:
             task.cancel()
 
     async def close(self) -> None:
         """Cancel the person's calls and wait until they have ended."""
-        tasks = list(self.running.values())
+        tasks = [*self.running.values(), *self._before_signin]
         self.cancel_all()
         await asyncio.gather(*tasks, return_exceptions=True)
