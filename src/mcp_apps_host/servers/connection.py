@@ -39,7 +39,7 @@ from .clientside import ServerAsks, client_callbacks
 from .health import health_check, is_modern, set_log_level
 from .listen import ChangeFeed
 from .loglimit import LogBudget
-from .oauth import SERVICE, AuthSetup, HostOAuth, NeedsPerson, Person, SignIn
+from .oauth import SERVICE, AuthSetup, HostOAuth, NeedsPerson, Person, PersonNeeded, SignIn, www_authenticate
 from .transport import CONNECTION_CLOSED, StderrCapture, describe_failure, open_transport
 
 log = logging.getLogger("mcp_apps_host.servers")
@@ -338,8 +338,10 @@ class ServerConnection:
 
     @property
     def waiting(self) -> int:
-        """How many calls wait for the person to sign in."""
-        return len(self._waiters)
+        """How many calls wait for the person to sign in: those held before the connection is up, or (at least)
+        the request whose token was refused while it was up, parked in the sign-in."""
+        asked_while_up = self.status == ServerStatus.READY and self.signin is not None and self.signin.asking
+        return max(len(self._waiters), int(asked_while_up))
 
     async def sign_out(self) -> None:
         """The person's tokens revoked and forgotten; the connection starts afresh (and asks them again)."""
@@ -393,6 +395,20 @@ class ServerConnection:
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         progress: ProgressFn | None = None) -> dict[str, Any]:
+        result = await self._call_tool(name, arguments, progress)
+        if (challenge := www_authenticate(result)) is None or self._auth is None:
+            return result
+        # The tool asks for a sign-in: the person signs in, and the call is made once more.
+        if isinstance(self._auth, NeedsPerson):
+            self.needs_person = True
+            self._set(self.status)  # every person gets a connection of their own to it
+            raise PersonNeeded(f"server {self.name!r}: tool {name!r} needs each person to sign in")
+        if isinstance(self._auth, HostOAuth):
+            await self._auth.sign_in(challenge)
+            return await self._call_tool(name, arguments, progress)
+        return result
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], progress: ProgressFn | None) -> dict[str, Any]:
         client = await self._usable_client()
         try:
             result = await client.call_tool(

@@ -67,6 +67,11 @@ class SignInBoard(Protocol):
     def end(self, signin: SignIn) -> None: ...
 
 
+class PersonNeeded(SignInRequired):
+    """Met on the shared connection: the server wants each person signed in, so the call is made again on
+    the person's own connection."""
+
+
 @dataclass(frozen=True)
 class Person:
     """Whose connection it is, and under which path the host page is mounted (its callback is there too)."""
@@ -157,6 +162,33 @@ class HostOAuth(OAuthClientProvider):
         expires = self.tokens.expires_at
         self.context.token_expiry_time = expires - EXPIRY_MARGIN if expires is not None else None
 
+    async def sign_in(self, challenge: str) -> None:
+        """Sign the person in because a tool said so (a tool error carrying `_meta["mcp/www_authenticate"]`,
+        the lazy sign-in of MCP Apps): the SDK's flow, answered as if the server had sent that challenge."""
+        probe = httpx2.Request("POST", self.context.server_url)
+        status = 403 if 'insufficient_scope' in challenge else 401
+        flow = super()._auth_flow(probe)
+        challenged = False
+        try:
+            async with httpx2.AsyncClient(timeout=30) as http:
+                outgoing = await flow.__anext__()
+                while True:
+                    if outgoing is probe:  # never sent: the tool's challenge first, then "it worked"
+                        response = httpx2.Response(200 if challenged else status, request=probe,
+                                                   headers={"WWW-Authenticate": challenge})
+                        challenged = True
+                    else:
+                        response = await http.send(outgoing)
+                    outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        except SignInRequired:
+            raise
+        except Exception as exc:
+            raise SignInRequired(failure_text(exc)) from None
+        finally:
+            await flow.aclose()
+
     async def sign_out(self) -> None:
         """Forget the person's tokens, revoking them first where the authorization server offers it (RFC 7009)."""
         if not self._initialized:
@@ -244,6 +276,20 @@ class HostOAuth(OAuthClientProvider):
         # the server's own 401 instead, so it fails now and the connection reads why from `on_failure`.
         request.headers.pop("Authorization", None)
         yield request
+
+
+def www_authenticate(result: dict[str, object]) -> str | None:
+    """The challenge of a tool error that asks for a sign-in (`_meta["mcp/www_authenticate"]`), if it is one."""
+    meta = result.get("_meta")
+    if result.get("isError") is not True or not isinstance(meta, dict):
+        return None
+    challenges = meta.get("mcp/www_authenticate")
+    if isinstance(challenges, str):
+        challenges = [challenges]
+    if not isinstance(challenges, list):
+        return None
+    bearer = [c for c in challenges if isinstance(c, str) and c.lower().startswith("bearer")]
+    return bearer[0] if bearer else None
 
 
 def failure_text(exc: Exception) -> str:

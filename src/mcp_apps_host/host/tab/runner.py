@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 
 from ...errors import CallFailed, ServerUnavailable
 from ...servers.connection import ProgressFn
+from ...servers.oauth import PersonNeeded
 from ...values import protocol as M
 from ...values.calls import ENDED_WITH_RESULT, CallRecord, CallSource, CallStatus
 from ...views.jsonrpc import INTERNAL_ERROR
@@ -136,7 +137,10 @@ class CallRunner:
                 result = await app_tool_of.call_app_tool(tool, arguments)
             else:
                 with self.asks.calling(server):  # what the server asks meanwhile is asked in this tab
-                    result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
+                    try:
+                        result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
+                    except PersonNeeded:  # the server wants the person signed in: on their own connection now
+                        result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
         except asyncio.CancelledError:
             finish("cancelled", None, None)
             if to_server:
