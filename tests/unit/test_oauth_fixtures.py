@@ -201,6 +201,16 @@ async def test_the_pre_registered_client_can_use_the_authorization_code_flow():
         assert [e["event"] for e in server.log()] == ["authorize", "token"]
 
 
+async def test_a_client_id_metadata_document_url_is_accepted_without_registering():
+    with start_oauth_server(cimd=True) as server:
+        redirect, callback = approving("bob")
+        auth = OAuthClientProvider(server.resource_url, OAuthClientMetadata(redirect_uris=[REDIRECT]), Storage(),
+                                   redirect, callback, client_metadata_url="https://client.example/mcp-client.json")
+        assert await call(server.resource_url, auth) == "subject: bob"
+        assert [(e["event"], e["client_id"]) for e in server.log()] == [
+            ("authorize", "https://client.example/mcp-client.json"), ("token", "https://client.example/mcp-client.json")]
+
+
 async def test_needs_admin_steps_up_to_the_admin_scope():
     with start_oauth_server() as server:
         auth = oauth_client(server)
