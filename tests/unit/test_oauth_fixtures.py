@@ -24,8 +24,9 @@ from mcp.types import TextContent
 from tests.fixtures.oauth import OAuthServer, start_oauth_server, start_url_elicit_server
 
 pytestmark = pytest.mark.anyio
-REDIRECT = "http://127.0.0.1:9/callback"
-httpx2_auth = Any  # the SDK's auth providers are httpx2.Auth  # never reached: the handler reads the code from the 302
+REDIRECT = "http://127.0.0.1:9/callback"  # never reached: the handler reads the code from the 302
+httpx2_auth = Any  # the SDK's auth providers are httpx2.Auth
+HTTP = httpx.Client(timeout=60)  # generous: the suite also runs on a busy two-core machine
 
 
 class Storage:
@@ -54,7 +55,7 @@ def approving(user: str) -> tuple[Callable[[str], Awaitable[None]], Callable[[],
     answers: list[dict[str, str]] = []
 
     async def redirect(url: str) -> None:
-        async with httpx.AsyncClient() as http:
+        async with httpx.AsyncClient(timeout=60) as http:
             answer = await http.get(f"{url}&approve_as={user}")
         assert answer.status_code == 302, answer.text
         answers.append({k: v[0] for k, v in parse_qs(urlparse(answer.headers["location"]).query).items()})
@@ -134,7 +135,7 @@ async def test_a_refresh_rotates_and_the_old_refresh_token_is_refused():
         assert old.refresh_token not in server.tokens()["refresh"]
         client = storage.client_info
         assert client is not None and client.client_secret
-        answer = httpx.post(f"{server.issuer}/token", data={
+        answer = HTTP.post(f"{server.issuer}/token", data={
             "grant_type": "refresh_token", "refresh_token": old.refresh_token, "client_id": client.client_id,
             "client_secret": client.client_secret})
         assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
@@ -157,7 +158,7 @@ async def test_an_expired_token_is_refused_by_the_resource_server():
         assert await call(server.resource_url, auth) == "subject: bob"
         token = server.tokens()["access"][0]
         server.admin("expire-all")
-        answer = httpx.post(server.resource_url, json={}, headers={"Authorization": f"Bearer {token}"})
+        answer = HTTP.post(server.resource_url, json={}, headers={"Authorization": f"Bearer {token}"})
         assert answer.status_code == 401
 
 
@@ -182,7 +183,7 @@ async def test_the_client_refuses_metadata_naming_another_resource():
 @pytest.mark.parametrize("mode", ["embedded", "separate"])
 async def test_client_credentials_give_a_service_subject(mode: str):
     with start_oauth_server(mode, client_id="svc-1", client_secret="s3cret", registration=False) as server:  # type: ignore[arg-type]
-        metadata = httpx.get(f"{server.issuer}/.well-known/oauth-authorization-server").json()
+        metadata = HTTP.get(f"{server.issuer}/.well-known/oauth-authorization-server").json()
         assert "registration_endpoint" not in metadata and "client_credentials" in metadata["grant_types_supported"]
         auth = ClientCredentialsOAuthProvider(server.resource_url, Storage(), "svc-1", "s3cret", issuer=server.issuer)
         assert await call(server.resource_url, auth) == "subject: service:svc-1"
@@ -221,7 +222,7 @@ async def test_needs_admin_steps_up_to_the_admin_scope():
 
 
 def registered(server: OAuthServer) -> dict[str, Any]:
-    answer = httpx.post(f"{server.issuer}/register", json={"redirect_uris": [REDIRECT], "client_name": "raw"})
+    answer = HTTP.post(f"{server.issuer}/register", json={"redirect_uris": [REDIRECT], "client_name": "raw"})
     assert answer.status_code == 201, answer.text
     return dict(answer.json())
 
@@ -249,10 +250,10 @@ async def test_the_login_page_approves_as_the_typed_user_or_denies():
     with start_oauth_server("separate") as server:
         client = registered(server)
         for decision, user in (("deny", "alice"), ("approve", "dora")):
-            page = httpx.get(authorize_url(server, client), follow_redirects=True)
+            page = HTTP.get(authorize_url(server, client), follow_redirects=True)
             assert 'id="user"' in page.text and 'value="alice"' in page.text and 'id="approve"' in page.text
             request = parse_qs(urlparse(str(page.url)).query)["request"][0]
-            back = redirected(httpx.post(f"{server.issuer}/login",
+            back = redirected(HTTP.post(f"{server.issuer}/login",
                                          data={"request": request, "user": user, "decision": decision}))
             assert back["state"] == "st" and back["iss"] == server.issuer
             if decision == "deny":
@@ -265,13 +266,13 @@ async def test_pkce_is_verified_and_revocation_ends_a_token():
         client = registered(server)
         form = {"grant_type": "authorization_code", "redirect_uri": REDIRECT, "client_id": client["client_id"],
                 "client_secret": client["client_secret"]}
-        code = redirected(httpx.get(authorize_url(server, client, approve_as="erin")))["code"]
-        wrong = httpx.post(f"{server.issuer}/token", data={**form, "code": code, "code_verifier": "w" * 43})
+        code = redirected(HTTP.get(authorize_url(server, client, approve_as="erin")))["code"]
+        wrong = HTTP.post(f"{server.issuer}/token", data={**form, "code": code, "code_verifier": "w" * 43})
         assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
-        code = redirected(httpx.get(authorize_url(server, client, approve_as="erin")))["code"]
-        tokens = httpx.post(f"{server.issuer}/token", data={**form, "code": code, "code_verifier": VERIFIER}).json()
+        code = redirected(HTTP.get(authorize_url(server, client, approve_as="erin")))["code"]
+        tokens = HTTP.post(f"{server.issuer}/token", data={**form, "code": code, "code_verifier": VERIFIER}).json()
         assert tokens["access_token"] in server.tokens()["access"]
-        revoked = httpx.post(f"{server.issuer}/revoke", data={**form, "token": tokens["refresh_token"]})
+        revoked = HTTP.post(f"{server.issuer}/revoke", data={**form, "token": tokens["refresh_token"]})
         assert revoked.status_code == 200
         assert server.tokens() == {"access": [], "refresh": []}
         assert server.events("revoke")[0]["user"] == "erin"
@@ -293,10 +294,10 @@ async def test_url_elicitation_is_required_then_completed_on_the_page():
                 await client.call_tool("connect_account", {})
             assert required.value.code == -32042
             target = required.value.error.data["elicitations"][0]["url"]
-            page = httpx.get(target)
+            page = HTTP.get(target)
             assert 'id="done"' in page.text
             elicitation = parse_qs(urlparse(target).query)["elicitation"][0]
-            assert httpx.post(url.replace("/mcp", "/connect"), data={"elicitation": elicitation}).status_code == 200
+            assert HTTP.post(url.replace("/mcp", "/connect"), data={"elicitation": elicitation}).status_code == 200
             with anyio.fail_after(30):
                 await completed.wait()
             result = await client.call_tool("connect_account", {})
