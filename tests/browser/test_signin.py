@@ -74,7 +74,7 @@ def notice_with(page: Page, text: str) -> str:
 def app_frame(page: Page) -> Frame:
     """The chart view's own document (Playwright reaches into the cross-origin sandbox)."""
     for frame in page.frames:
-        if frame.url.startswith("http") and frame.parent_frame is not None and frame.query_selector("#out"):
+        if frame.parent_frame is not None and frame.query_selector("#out"):
             return frame
     raise AssertionError("no view document with #out")
 
@@ -174,6 +174,7 @@ def test_a_views_own_call_meeting_a_401_asks_and_answers_the_same_request(
       mcpApp.callTool("whoami", {}).then((r) => { window.__answer = JSON.stringify(r); },
                                           (e) => { window.__answer = "error: " + e.message; }); }"""
     frame.evaluate(ask)
+    page.locator("[data-testid=consent-allow]").click()  # whoami is not read-only: the person allows it
     prompt(page)
     sign_in(page, "hal")
     frame.wait_for_function("() => window.__answer !== null", timeout=SIGNIN_TIMEOUT)
@@ -181,6 +182,7 @@ def test_a_views_own_call_meeting_a_401_asks_and_answers_the_same_request(
 
     embedded.admin("expire-all")
     frame.evaluate(ask)
+    page.locator("[data-testid=consent-allow]").click()
     prompt(page)
     page.locator("[data-testid=signin-decline]").click()
     frame.wait_for_function("() => window.__answer !== null", timeout=SIGNIN_TIMEOUT)

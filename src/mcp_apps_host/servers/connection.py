@@ -39,7 +39,7 @@ from .clientside import ServerAsks, client_callbacks
 from .health import health_check, is_modern, set_log_level
 from .listen import ChangeFeed
 from .loglimit import LogBudget
-from .oauth import SERVICE, AuthSetup, HostOAuth, NeedsPerson, Person, PersonNeeded, SignIn, www_authenticate
+from .oauth import ASK_PERSON, SERVICE, AuthSetup, HostOAuth, NeedsPerson, Person, PersonNeeded, SignIn, www_authenticate
 from .transport import CONNECTION_CLOSED, StderrCapture, describe_failure, open_transport
 
 log = logging.getLogger("mcp_apps_host.servers")
@@ -253,6 +253,7 @@ class ServerConnection:
             if self._changes.pending():
                 await self._refresh(client)
             if not self._changes.wake.is_set():
+                token = ASK_PERSON.set(False)
                 try:
                     await health_check(client, interval)
                     missed = 0
@@ -264,6 +265,8 @@ class ServerConnection:
                         self._failure = f"has not answered {missed} health checks in a row"
                 except Exception as exc:  # a broken connection
                     self._failure = f"does not answer its health check: {self._describe_failure(exc)}"
+                finally:
+                    ASK_PERSON.reset(token)
 
     async def _refresh(self, client: Client) -> None:
         before = set(self._template_uris())
@@ -351,7 +354,13 @@ class ServerConnection:
         self.restart("signed out")
 
     def _auth_failed(self, exc: SignInRequired) -> None:
+        """A sign-in did not happen (declined, refused, no key): the calls waiting for it end now, and a
+        connection still starting stops here (the SDK would otherwise try its next handshake, and sign in
+        again)."""
         self._auth_error = exc
+        self._fail_waiters(exc)
+        if self._startup is not None:
+            self._startup.cancel()
 
     def _take_auth_error(self) -> SignInRequired | None:
         exc, self._auth_error = self._auth_error, None

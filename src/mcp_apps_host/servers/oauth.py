@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
@@ -39,6 +40,9 @@ from ..version import __version__
 log = logging.getLogger("mcp_apps_host.signin")
 
 Failure = Callable[[SignInRequired], None]
+# False around requests the person is not waiting for (health checks): a 401 the refresh cannot mend fails
+# them instead of asking the person to sign in. The SDK's transport sends a request in its caller's context.
+ASK_PERSON: ContextVar[bool] = ContextVar("ask_person", default=True)
 CALLBACK_PATH = "/oauth/callback"
 CLIENT_METADATA_PATH = "/oauth/client.json"
 EXPIRY_MARGIN = 30.0  # refresh this long before the access token runs out, not after a refused call
@@ -255,16 +259,18 @@ class HostOAuth(OAuthClientProvider):
             outgoing = await flow.__anext__()
             while True:
                 response = yield outgoing
-                if (outgoing is request and response.status_code == 401 and not refreshed
-                        and self.context.can_refresh_token()):
-                    # Refused before its time (revoked, the server's keys changed): the SDK would start a whole
-                    # new sign-in; a refresh first asks nothing of the person.
-                    refreshed = True
-                    await flow.aclose()
-                    self._expire()
-                    flow = super()._auth_flow(request)
-                    outgoing = await flow.__anext__()
-                    continue
+                if outgoing is request and response.status_code == 401:
+                    if not refreshed and self.context.can_refresh_token():
+                        # Refused before its time (revoked, the server's keys changed): the SDK would start a
+                        # whole new sign-in; a refresh first asks nothing of the person.
+                        refreshed = True
+                        await flow.aclose()
+                        self._expire()
+                        flow = super()._auth_flow(request)
+                        outgoing = await flow.__anext__()
+                        continue
+                    if not ASK_PERSON.get():
+                        return  # a request nobody waits on (a health check) fails; it never asks the person
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
