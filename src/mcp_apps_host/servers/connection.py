@@ -39,7 +39,17 @@ from .clientside import ServerAsks, client_callbacks
 from .health import health_check, is_modern, set_log_level
 from .listen import ChangeFeed
 from .loglimit import LogBudget
-from .oauth import ASK_PERSON, SERVICE, AuthSetup, HostOAuth, NeedsPerson, Person, PersonNeeded, SignIn, www_authenticate
+from .oauth import (
+    ASK_PERSON,
+    SERVICE,
+    AuthSetup,
+    HostOAuth,
+    NeedsPerson,
+    Person,
+    PersonNeeded,
+    SignIn,
+    www_authenticate,
+)
 from .transport import CONNECTION_CLOSED, StderrCapture, describe_failure, open_transport
 
 log = logging.getLogger("mcp_apps_host.servers")
