@@ -1,0 +1,95 @@
+"""Signing in, as a team runs the host: embedded behind the team's own sign-in, each person signing in to
+the same server and each call running as its own subject; on PostgreSQL with two workers, the
+authorization server's redirect landing on the worker that does not hold the sign-in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import psycopg
+import pytest
+from cryptography.fernet import Fernet
+from starlette.testclient import TestClient
+
+from mcp_apps_host import create_app
+from tests.fixtures.oauth import OAuthServer, start_oauth_server
+from tests.unit.test_embedding import ORIGIN, Tab, of, who
+
+
+@pytest.fixture(scope="module")
+def crm() -> Iterator[OAuthServer]:
+    with start_oauth_server("embedded") as server:
+        yield server
+
+
+def _config(server: OAuthServer, database: str, key: str) -> dict[str, Any]:
+    return {"origin": ORIGIN, "sandboxOrigin": "http://{label}.sandbox.test", "database": database,
+            "tokenKey": key, "mcpServers": {"crm": {"url": server.resource_url}}}
+
+
+def _crm(frame: dict[str, Any]) -> dict[str, Any]:
+    return next(s for s in frame["servers"] if s["name"] == "crm")
+
+
+def _approve(tab: Tab, user: str) -> str:
+    """The sign-in the page offers, approved at the authorization server as ``user``: the redirect it sends
+    back (the browser's part, without a browser)."""
+    frame = tab.until(lambda f: f["type"] == "servers" and _crm(f)["signin"] is not None)
+    assert _crm(frame)["auth"] == "needed"
+    answer = httpx.get(_crm(frame)["signin"]["url"] + f"&approve_as={user}", follow_redirects=False, timeout=60)
+    assert answer.status_code == 302, answer.text
+    location = urlsplit(answer.headers["location"])
+    assert f"{location.scheme}://{location.netloc}" == ORIGIN and location.path == "/oauth/callback"
+    return f"{location.path}?{location.query}"
+
+
+def _whoami(tab: Tab) -> str:
+    tab.until(lambda f: f["type"] == "servers" and _crm(f)["auth"] == "signed-in")
+    tab.send({"type": "call", "server": "crm", "tool": "whoami", "arguments": {}})
+    return str(tab.until(of("call-finished"))["result"])
+
+
+def test_each_person_signs_in_for_themselves_and_calls_as_themselves(crm: OAuthServer, tmp_path: Path):
+    app = create_app(_config(crm, f"sqlite:///{tmp_path}/h.db", Fernet.generate_key().decode()), identity=who)
+    with TestClient(app, base_url=ORIGIN) as client:
+        for user in ("alice", "bob"):
+            tab = Tab(client, user)
+            try:
+                tab.send({"type": "hello"})
+                # No session comes with the redirect (another site sent it): its state says whose it is.
+                assert client.get(_approve(tab, user)).status_code == 200
+                assert f"subject: {user}" in _whoami(tab)
+            finally:
+                tab.close()
+        # A redirect whose sign-in is unknown (or already used) changes nothing and says so.
+        stale = client.get("/oauth/callback?code=x&state=never-begun")
+        assert stale.status_code == 400 and "unknown or has expired" in stale.text
+    tokens = [t for kind in ("access", "refresh") for t in crm.tokens()[kind]]
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("h.db*"))
+    assert tokens and not any(t.encode() in raw for t in tokens)
+
+
+def test_the_redirect_may_land_on_another_worker(crm: OAuthServer, postgres):
+    database = postgres.database()
+    config = _config(crm, database, Fernet.generate_key().decode())
+    with ExitStack() as stack:
+        # Two workers of one deployment: one database, one bus (LISTEN/NOTIFY), one key.
+        first = stack.enter_context(TestClient(create_app(config, identity=who), base_url=ORIGIN))
+        second = stack.enter_context(TestClient(create_app(config, identity=who), base_url=ORIGIN))
+        tab = Tab(first, "carol")
+        try:
+            tab.send({"type": "hello"})
+            callback = _approve(tab, "carol")
+            assert second.get(callback).status_code == 200  # the worker that does not hold the flow
+            assert "subject: carol" in _whoami(tab)
+        finally:
+            tab.close()
+    with psycopg.connect(database.replace("postgresql+psycopg", "postgresql")) as conn:
+        rows = conn.execute("SELECT tenant, user_id, server, tokens FROM server_credentials").fetchall()
+    assert [(r[0], r[1], r[2]) for r in rows] == [("acme", "carol", "crm")]
+    assert not any(t in rows[0][3] for t in crm.tokens()["access"])
