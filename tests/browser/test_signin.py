@@ -14,7 +14,7 @@ from cryptography.fernet import Fernet
 from harness import Host, HostLauncher, call_tool, view_frame, wait_view
 from playwright.sync_api import Frame, Page
 
-from tests.fixtures.oauth import OAuthServer, start_oauth_server
+from tests.fixtures.oauth import OAuthServer, start_oauth_server, start_url_elicit_server
 
 pytestmark = pytest.mark.browser
 
@@ -209,3 +209,35 @@ def test_a_wrong_issuer_and_metadata_for_another_resource_are_refused_with_the_r
         error.wait_for(timeout=SIGNIN_TIMEOUT)
         assert "does not match" in error.inner_text()
         assert not server.events("register"), "the host registered with a server for another resource"
+
+
+def test_a_url_elicitation_names_its_domain_opens_on_click_and_the_call_is_made_again(start_host, page_for):
+    with start_url_elicit_server() as url:
+        host = start_host({"accounts": url})
+        page = page_for(host)
+        call_tool(page, "accounts", "connect_account")
+        dialog = page.locator('[data-testid=consent][data-kind="elicit"]')
+        dialog.wait_for(timeout=SIGNIN_TIMEOUT)
+        domain = dialog.locator("[data-testid=elicit-url]")
+        assert domain.get_attribute("data-domain") == "127.0.0.1" and "127.0.0.1" in domain.inner_text()
+        assert len(page.context.pages) == 1  # nothing opened before the person's click
+        with page.expect_popup() as opened:
+            dialog.locator("[data-testid=elicit-url-open]").click()
+        opened.value.locator("#done").click()
+        # A 2026-07-28 server has no stream to say it is done on: the person says so, and the call goes on.
+        follow_up = page.locator('[data-testid=consent][data-kind="elicit"]', has_text="Finished on 127.0.0.1")
+        follow_up.locator("[data-testid=elicit-accept]").click(timeout=SIGNIN_TIMEOUT)
+        result = page.locator('[data-testid=call][data-tool="connect_account"] [data-testid=call-result]')
+        result.wait_for(timeout=SIGNIN_TIMEOUT)
+        assert "connected" in result.inner_text()
+
+
+def test_a_declined_url_elicitation_ends_the_call(start_host, page_for):
+    with start_url_elicit_server() as url:
+        host = start_host({"accounts": url})
+        page = page_for(host)
+        call_tool(page, "accounts", "connect_account")
+        page.locator("[data-testid=elicit-decline]").click()
+        error = page.locator('[data-testid=call][data-tool="connect_account"] [data-testid=call-error]')
+        error.wait_for(timeout=SIGNIN_TIMEOUT)
+        assert "did not open the page" in error.inner_text()

@@ -112,6 +112,7 @@ class ServerConnection:
         self._startup: anyio.CancelScope | None = None
         self._waiters: set[asyncio.Future[None]] = set()  # calls waiting for the person to sign in
         self._auth_error: SignInRequired | None = None  # why the latest sign-in failed, until it is told
+        self._elicitations: dict[str, asyncio.Event] = {}  # URL elicitations the server may say are complete
         if spec.url and auth is not None:
             if person is not None:
                 self.signin = SignIn(person.identity, spec.name, auth.board, self._signin_changed)
@@ -485,7 +486,22 @@ class ServerConnection:
     def _changed(self, kind: str, uri: str | None) -> None:
         self._changes.note(kind, uri)
 
+    async def elicitation_done(self, elicitation_id: str, timeout: float) -> bool:
+        """Whether the server said the URL elicitation ``elicitation_id`` is complete within ``timeout``
+        (its notification is not guaranteed, so nobody waits for it forever)."""
+        done = self._elicitations.setdefault(elicitation_id, asyncio.Event())
+        try:
+            async with asyncio.timeout(timeout):
+                await done.wait()
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self._elicitations.pop(elicitation_id, None)
+
     async def _on_message(self, message: Any) -> None:
+        if isinstance(done := getattr(message, "root", message), types.ElicitCompleteNotification):
+            self._elicitations.setdefault(done.params.elicitation_id, asyncio.Event()).set()
         if isinstance(message, Exception):
             self._fail(f"transport error: {self._describe_failure(message)}")
         elif (change := change_of(message)) is not None:

@@ -70,13 +70,10 @@ class TabAsks:
     async def elicit(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
         """Ask the person; the `ElicitResult`. Raises CallFailed for a request that cannot be shown."""
         frame, item = self._question(server, params)
-        self._open[frame.id] = item
         self.audit("server->host", M.ELICITATION_CREATE, server=server, msg_id=frame.id, decision="asked",
                    reason="shown to the person", payload=params)
-        self.page.send(frame)
         try:
-            async with asyncio.timeout(self.limits.elicitation_timeout):
-                answer = await item.answer
+            answer = await self._ask(frame, item)
         except TimeoutError:
             answer = CANCEL
             self.audit("host->server", M.ELICITATION_CREATE, server=server, msg_id=frame.id, decision="declined",
@@ -85,10 +82,28 @@ class TabAsks:
             self.audit("host->server", M.ELICITATION_CREATE, server=server, msg_id=frame.id,
                        decision="consented" if answer["action"] == "accept" else "declined",
                        reason=f"the person chose {answer['action']}", payload=answer)
+        return answer
+
+    async def confirm(self, server: str, message: str) -> bool:
+        """The host's own yes-or-no question about ``server``, in the same dialog (not a message of the
+        protocol, so not audited as one); False when declined or not answered in `elicitation_timeout`."""
+        frame, item = self._question(server, {"message": message, "requestedSchema": {"type": "object",
+                                                                                       "properties": {}}})
+        try:
+            answer = await self._ask(frame, item)
+        except TimeoutError:
+            return False
+        return bool(answer["action"] == "accept")
+
+    async def _ask(self, frame: f.Elicit, item: _Open) -> dict[str, Any]:
+        self._open[frame.id] = item
+        self.page.send(frame)
+        try:
+            async with asyncio.timeout(self.limits.elicitation_timeout):
+                return await item.answer
         finally:
             self._open.pop(frame.id, None)
             self.page.send(f.ElicitDismiss(id=frame.id))
-        return answer
 
     def _question(self, server: str, params: dict[str, Any]) -> tuple[f.Elicit, _Open]:
         message = str(params.get("message") or "")[:4000]

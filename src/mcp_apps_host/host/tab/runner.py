@@ -13,8 +13,10 @@ import itertools
 import math
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+from mcp_types import URL_ELICITATION_REQUIRED
 
 from ...errors import CallFailed, ServerUnavailable
 from ...servers.connection import ProgressFn
@@ -137,10 +139,7 @@ class CallRunner:
                 result = await app_tool_of.call_app_tool(tool, arguments)
             else:
                 with self.asks.calling(server):  # what the server asks meanwhile is asked in this tab
-                    try:
-                        result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
-                    except PersonNeeded:  # the server wants the person signed in: on their own connection now
-                        result = await self.host.servers.get(server).call_tool(tool, arguments, relay)
+                    result = await self._call_server(server, tool, arguments, relay)
         except asyncio.CancelledError:
             finish("cancelled", None, None)
             if to_server:
@@ -157,6 +156,44 @@ class CallRunner:
             self.audit("server->host", M.TOOLS_CALL, server=server, msg_id=call_id, payload=result)
         return result
 
+
+
+    async def _call_server(self, server: str, tool: str, arguments: dict[str, Any],
+                           relay: ProgressFn) -> dict[str, Any]:
+        """The call, made once more when the server first wants something of the person: signing in on
+        their own connection, or visiting pages of its own (URL elicitation, error -32042)."""
+        try:
+            return await self.host.servers.get(server).call_tool(tool, arguments, relay)
+        except PersonNeeded:
+            pass
+        except MCPError as exc:
+            if exc.code != URL_ELICITATION_REQUIRED:
+                raise
+            await self._visit(server, UrlElicitationRequiredError.from_error(exc.error))
+        return await self.host.servers.get(server).call_tool(tool, arguments, relay)
+
+    async def _visit(self, server: str, needed: UrlElicitationRequiredError) -> None:
+        """Each page the server names, offered to the person (opened only on their click); then the server's
+        word that it is done, or the person's (that word never comes on some protocol versions)."""
+        conn = self.host.servers.get(server)
+        for wanted in needed.elicitations:
+            answer = await self.asks.elicit(server, wanted.model_dump(mode="json", by_alias=True, exclude_none=True))
+            if answer.get("action") != "accept":
+                raise CallFailed(f"{server}: the person did not open the page the server asked for "
+                                 f"({answer.get('action')})")
+            told = asyncio.create_task(conn.elicitation_done(wanted.elicitation_id or "", math.inf))
+            asked = asyncio.create_task(self.asks.confirm(
+                server, f"Finished on {urlsplit(wanted.url).hostname}? The call is made again when you go on."))
+            try:
+                await asyncio.wait({told, asked}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (told, asked):
+                    task.cancel()
+                await asyncio.gather(told, asked, return_exceptions=True)
+            if not told.cancelled() and told.result() is True:
+                continue
+            if asked.cancelled() or asked.result() is not True:
+                raise CallFailed(f"{server}: the person did not finish on the page the server asked for")
 
 
 def _describe_call_error(server: str, tool: str, exc: Exception) -> str:

@@ -32,7 +32,7 @@ export function elicit(msg) {
   let extra;
   let accept;
   if (url) {
-    extra = linkFacts(msg);
+    extra = [domainLine(msg), ...linkFacts(msg)];
     accept = done("accept");
   } else {
     const schema = msg.requestedSchema && typeof msg.requestedSchema === "object" ? msg.requestedSchema : { type: "object", properties: {} };
@@ -62,7 +62,7 @@ export function elicit(msg) {
     buttons: [
       { label: "Cancel", testid: "elicit-cancel", act: done("cancel") },
       { label: "Decline", testid: "elicit-decline", act: done("decline") },
-      { label: url ? "Open link" : "Submit", testid: "elicit-accept", primary: true, act: accept },
+      { label: url ? "Open link" : "Submit", testid: url ? "elicit-url-open" : "elicit-accept", primary: true, act: accept },
     ],
     onEscape: () => { reply("cancel"); open.delete(id); },
   });
@@ -94,6 +94,15 @@ export function elicitsLost() {
 function showError(box, text) {
   box.textContent = text;
   box.hidden = false;
+}
+
+/** Where the link goes: its domain as written, and in punycode when that differs (a look-alike shows). */
+function domainLine(msg) {
+  const ascii = typeof msg.hostAscii === "string" ? msg.hostAscii : "";
+  const unicode = typeof msg.hostUnicode === "string" ? msg.hostUnicode : ascii;
+  return el("div", { class: "consent-fact", "data-testid": "elicit-url", "data-domain": ascii },
+    "Opens a page on ", el("strong", {}, unicode || ascii),
+    unicode && ascii && unicode !== ascii ? [" (", el("code", {}, ascii), ")"] : null);
 }
 
 function linkFacts(msg) {
