@@ -13,7 +13,8 @@ from mcp_apps_host.settings import Limits
 
 
 def _complete(elicitation_id: str) -> types.ElicitCompleteNotification:
-    return types.ElicitCompleteNotification(params=types.ElicitCompleteNotificationParams(elicitation_id=elicitation_id))
+    params = types.ElicitCompleteNotificationParams(elicitation_id=elicitation_id)
+    return types.ElicitCompleteNotification(params=params)
 
 
 def test_the_completion_reaches_the_waiting_call():
