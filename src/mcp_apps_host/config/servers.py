@@ -34,6 +34,7 @@ class AuthSpec:
     client_secret_env: str | None = None  # the environment variable holding its secret (never the secret itself)
     scopes: tuple[str, ...] = ()
     grant: Grant = "authorization_code"  # client_credentials: the deployment calls as itself
+    issuer: str | None = None  # the only authorization server the client's secret is ever sent to
 
     def client_secret(self) -> str | None:
         """The secret from the environment; ConfigError when the variable named is not set."""
@@ -112,7 +113,7 @@ def _str_map(value: Any, where: str) -> dict[str, str]:
     return dict(value)
 
 
-_AUTH_KEYS = {"clientId", "clientSecretEnv", "scopes", "grant"}
+_AUTH_KEYS = {"clientId", "clientSecretEnv", "scopes", "grant", "issuer"}
 
 
 def _auth(value: Any, where: str) -> AuthSpec | None:
@@ -135,7 +136,11 @@ def _auth(value: Any, where: str) -> AuthSpec | None:
         raise ConfigError(f'{where}.grant must be "authorization_code" or "client_credentials", not {grant!r}')
     if grant == "client_credentials" and not (value.get("clientId") and env):
         raise ConfigError(f'{where}: "grant": "client_credentials" needs "clientId" and "clientSecretEnv"')
-    return AuthSpec(client_id=value.get("clientId"), client_secret_env=env, scopes=tuple(scopes), grant=grant)
+    issuer = value.get("issuer")
+    if issuer is not None:
+        _check_url(issuer if isinstance(issuer, str) else repr(issuer), f"{where}.issuer")
+    return AuthSpec(client_id=value.get("clientId"), client_secret_env=env, scopes=tuple(scopes), grant=grant,
+                    issuer=issuer)
 
 
 def _watch_paths(value: Any, where: str) -> tuple[str, ...]:

@@ -375,7 +375,7 @@ class AuthSetup:
         assert spec.client_id is not None
         return ClientCredentialsOAuthProvider(url, self.credentials.storage(service, server), spec.client_id,
                                               spec.client_secret() or "", "client_secret_post",
-                                              " ".join(spec.scopes) or None)
+                                              " ".join(spec.scopes) or None, spec.issuer)
 
 
 class NeedsPerson(httpx2.Auth):
