@@ -115,7 +115,7 @@ def _refused(request: HTTPConnection) -> Response | None:
 
 
 async def servers(request: Request) -> Response:
-    return _refused(request) or JSONResponse({"servers": request.app.state.host.servers.snapshot()})
+    return _refused(request) or JSONResponse({"servers": _host(request).servers.snapshot()})  # as this person has them
 
 
 async def health(request: Request) -> Response:
