@@ -93,6 +93,9 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
+# A sign-in's authorization URL is good this long; one the person has not used by then is made afresh.
+SIGNIN_FLOW_MAX_AGE = 15 * 60.0
+
 
 @dataclass(frozen=True)
 class CheckSettings:

@@ -34,6 +34,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from ..config.servers import AuthSpec
 from ..errors import SignInRequired
+from ..settings import SIGNIN_FLOW_MAX_AGE
 from ..values.identity import Identity
 from ..version import __version__
 
@@ -123,9 +124,11 @@ class SignIn:
         """The SDK's callback handler: the redirect's code, once the person has signed in."""
         assert self._answer is not None
         try:
-            answer = await self._answer
-            self._answered = True
+            answer = await asyncio.wait_for(asyncio.shield(self._answer), SIGNIN_FLOW_MAX_AGE)
+        except TimeoutError:
+            answer = Redirect(self.state or "", error="the sign-in page was not used in time; it is made afresh")
         finally:
+            self._answered = True
             self._board.end(self)
             self.url = self._answer = None
             self._on_change()

@@ -20,6 +20,7 @@ from sqlalchemy import ColumnElement, delete, insert, select, update
 from sqlalchemy.engine import Engine
 
 from ..errors import ConfigError, SignInRequired
+from ..settings import SIGNIN_FLOW_MAX_AGE
 from ..values.identity import Identity
 from .owners import mine, owner_columns
 from .schema import server_credentials, signin_flows
@@ -31,7 +32,6 @@ NO_KEY = (f"no token key is configured, so a sign-in cannot be kept: set {TOKEN_
           "config file) to a Fernet key, e.g. the output of python -c \"from cryptography.fernet import Fernet; "
           "print(Fernet.generate_key().decode())\"")
 M = TypeVar("M", OAuthToken, OAuthClientInformationFull)
-FLOW_MAX_AGE = 15 * 60  # a sign-in the person has not finished in this long is started afresh
 
 
 class TokenCipher:
@@ -115,7 +115,7 @@ class ServerCredentials:
     def begin_flow(self, state: str, identity: Identity, server: str) -> None:
         now = time.time()
         with self.engine.begin() as conn:
-            conn.execute(delete(signin_flows).where(signin_flows.c.created < now - FLOW_MAX_AGE))
+            conn.execute(delete(signin_flows).where(signin_flows.c.created < now - SIGNIN_FLOW_MAX_AGE))
             conn.execute(insert(signin_flows).values(state=state, server=server, created=now,
                                                      **owner_columns(identity)))
 
@@ -126,7 +126,7 @@ class ServerCredentials:
             if row is None:
                 return None
             conn.execute(delete(signin_flows).where(signin_flows.c.state == state))
-        if row.created < time.time() - FLOW_MAX_AGE:
+        if row.created < time.time() - SIGNIN_FLOW_MAX_AGE:
             return None
         return (row.tenant, row.user_id), row.server
 
