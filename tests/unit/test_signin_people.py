@@ -4,6 +4,7 @@ authorization server's redirect landing on the worker that does not hold the sig
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -93,3 +94,29 @@ def test_the_redirect_may_land_on_another_worker(crm: OAuthServer, postgres):
         rows = conn.execute("SELECT tenant, user_id, server, tokens FROM server_credentials").fetchall()
     assert [(r[0], r[1], r[2]) for r in rows] == [("acme", "carol", "crm")]
     assert not any(t in rows[0][3] for t in crm.tokens()["access"])
+
+
+def test_more_scope_is_asked_for_when_a_tool_needs_it_and_signing_out_revokes(crm: OAuthServer, tmp_path: Path):
+    app = create_app(_config(crm, f"sqlite:///{tmp_path}/h.db", Fernet.generate_key().decode()), identity=who)
+    with TestClient(app, base_url=ORIGIN) as client:
+        tab = Tab(client, "dave")
+        try:
+            tab.send({"type": "hello"})
+            assert client.get(_approve(tab, "dave")).status_code == 200
+            assert "subject: dave" in _whoami(tab)
+            # 403 insufficient_scope: the person is asked again, for the scopes held plus the one wanted.
+            tab.send({"type": "call", "server": "crm", "tool": "needs_admin", "arguments": {}})
+            assert client.get(_approve(tab, "dave")).status_code == 200
+            assert "admin work done for dave" in str(tab.until(of("call-finished"))["result"])
+            assert "admin" in crm.events("authorize")[-1]["scope"].split()
+
+            revoked_before = len(crm.events("revoke"))
+            tab.send({"type": "signout", "server": "crm"})
+            frame = tab.until(lambda f: f["type"] == "servers" and _crm(f)["auth"] == "needed"
+                              and _crm(f)["signin"] is not None)
+            assert _crm(frame)["status"] != "ready"
+        finally:
+            tab.close()
+    assert len(crm.events("revoke")) > revoked_before
+    with sqlite3.connect(tmp_path / "h.db") as db:
+        assert db.execute("SELECT tokens FROM server_credentials WHERE user_id = 'dave'").fetchone() == (None,)
