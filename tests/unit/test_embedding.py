@@ -51,8 +51,9 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 class Tab:
     """The page's side of one WebSocket, for a test to drive."""
 
-    def __init__(self, client: TestClient, user: str) -> None:
-        self._cm = client.websocket_connect("ws://console.test/ws", headers={"x-user": user, "origin": ORIGIN})
+    def __init__(self, client: TestClient, user: str, origin: str = ORIGIN) -> None:
+        ws = origin.replace("http", "ws", 1)
+        self._cm = client.websocket_connect(f"{ws}/ws", headers={"x-user": user, "origin": origin})
         self.ws = self._cm.__enter__()
         self.seen: list[dict[str, Any]] = []
 

@@ -60,3 +60,23 @@ def test_a_client_registered_beforehand_signs_people_in_without_registering(tmp_
             finally:
                 tab.close()
         assert [e["client_id"] for e in server.events("authorize")] == ["pre"] and not server.events("register")
+
+
+def test_on_https_the_host_is_its_own_client_id_where_the_server_supports_that(tmp_path: Path):
+    with start_oauth_server("embedded", cimd=True) as server:
+        config = {**_config(server.resource_url, tmp_path, {}), "origin": "https://console.test"}
+        config["mcpServers"] = {"crm": {"url": server.resource_url}}
+        app = create_app(config, identity=who)
+        with TestClient(app, base_url="https://console.test") as client:
+            document = client.get("/oauth/client.json").json()
+            assert document["client_id"] == "https://console.test/oauth/client.json"
+            assert document["redirect_uris"] == ["https://console.test/oauth/callback"]
+            tab = Tab(client, "erin", "https://console.test")
+            try:
+                tab.send({"type": "hello"})
+                frame = tab.until(lambda f: f["type"] == "servers" and f["servers"][0]["signin"] is not None)
+                url = frame["servers"][0]["signin"]["url"]
+                assert "client_id=https%3A%2F%2Fconsole.test%2Foauth%2Fclient.json" in url
+            finally:
+                tab.close()
+        assert not server.events("register"), "the host registered although it could name its own document"
