@@ -40,6 +40,17 @@ from ..version import __version__
 
 log = logging.getLogger("mcp_apps_host.signin")
 
+
+class _NotAnError(logging.Filter):
+    """The SDK logs every end of its flow as an error with a traceback; a person who declined is not one
+    (the connection logs it in a line of its own)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], SignInRequired))
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_NotAnError())
+
 Failure = Callable[[SignInRequired], None]
 # False around requests the person is not waiting for (health checks): a 401 the refresh cannot mend fails
 # them instead of asking the person to sign in. The SDK's transport sends a request in its caller's context.
