@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, NoReturn, Protocol, cast
 
 import anyio
 import httpx2
@@ -41,7 +41,6 @@ from .listen import ChangeFeed
 from .loglimit import LogBudget
 from .oauth import (
     ASK_PERSON,
-    SERVICE,
     AuthSetup,
     HostOAuth,
     NeedsPerson,
@@ -118,7 +117,7 @@ class ServerConnection:
                 self.signin = SignIn(person.identity, spec.name, auth.board, self._signin_changed)
                 self._auth = auth.for_person(spec.url, spec.auth, person, self.signin, self._auth_failed)
             elif spec.auth is not None and spec.auth.grant == "client_credentials":
-                self._auth = auth.as_service(spec.url, spec.auth, spec.name, SERVICE)
+                self._auth = auth.as_service(spec.url, spec.auth, spec.name)
             else:
                 self._auth = NeedsPerson(self._auth_failed)
 
@@ -168,10 +167,9 @@ class ServerConnection:
             self.status = ServerStatus.RETRYING
 
     async def _signin_failed(self, exc: SignInRequired) -> bool:
-        """A sign-in that did not happen. The shared connection learns the server is reached per person and
-        waits; a person's fails the calls that waited for it, and starts afresh (a new authorization URL
-        for their next click). False: an error like any other (retried with backoff)."""
-        self._fail_waiters(exc)
+        """A sign-in that did not happen (the calls that waited for it already ended, in `_auth_failed`). The
+        shared connection learns the server is reached per person and waits; a person's starts afresh (a new
+        authorization URL for their next click). False: an error like any other (retried with backoff)."""
         self.error = str(exc)
         if self.signin is None:
             if not isinstance(self._auth, NeedsPerson):
@@ -223,7 +221,7 @@ class ServerConnection:
         # groups); its deadline covers start-up only and is lifted once the server is ready.
         with anyio.CancelScope() as scope:
             limits = self.limits
-            scope.deadline = anyio.current_time() + limits.server_connect_timeout + limits.template_read_timeout
+            scope.deadline = self._startup_deadline()
             self._startup = scope
             try:
                 async with client:
@@ -250,6 +248,9 @@ class ServerConnection:
             raise TimeoutError(f"did not finish connecting in time (server_connect_timeout "
                                f"{limits.server_connect_timeout:g} s + template_read_timeout "
                                f"{limits.template_read_timeout:g} s)")
+
+    def _startup_deadline(self) -> float:
+        return anyio.current_time() + self.limits.server_connect_timeout + self.limits.template_read_timeout
 
     async def _serve(self, client: Client) -> None:
         """Wait for changes and health checks until the connection fails."""
@@ -331,17 +332,14 @@ class ServerConnection:
             raise fresh
         return fresh
 
-    # ---- requests ----------------------------------------------------------------------
-
     # ---- sign-in ------------------------------------------------------------------------------
 
     def _signin_changed(self) -> None:
         """The person is now asked (or no longer): the start-up deadline stops while they are, and the
         page hears of it (the server list carries the authorization URL)."""
         if self._startup is not None:
-            limits = self.limits
-            self._startup.deadline = float("inf") if self.signin is not None and self.signin.asking else \
-                anyio.current_time() + limits.server_connect_timeout + limits.template_read_timeout
+            asking = self.signin is not None and self.signin.asking
+            self._startup.deadline = float("inf") if asking else self._startup_deadline()
         self._set(self.status)
 
     @property
@@ -407,6 +405,8 @@ class ServerConnection:
             self._set(self.status)
         return self._require_client()
 
+    # ---- requests ----------------------------------------------------------------------
+
     def _require_client(self) -> Client:
         if self._client is None or self.status != ServerStatus.READY:
             detail = f": {self.error}" if self.error else ""
@@ -437,12 +437,17 @@ class ServerConnection:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             raise self._went_away(f"tools/call {name}") from exc
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
-                raise self._went_away(f"tools/call {name}") from exc
-            if (needed := self._take_auth_error()) is not None:  # the call met a sign-in that did not happen
-                raise SignInRequired(f"server {self.name!r}: {needed}") from None
-            raise
+            self._request_failed(exc, f"tools/call {name}")
         return dump(result)
+
+    def _request_failed(self, exc: MCPError, during: str) -> NoReturn:
+        """Raise what a request's error means: the connection gone, a sign-in that did not happen, or the
+        server's own error as it came."""
+        if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
+            raise self._went_away(during) from exc
+        if (needed := self._take_auth_error()) is not None:
+            raise SignInRequired(f"server {self.name!r}: {needed}") from None
+        raise exc
 
     def _went_away(self, during: str) -> ServerUnavailable:
         self._fail(f"the connection broke during {during}")
@@ -454,11 +459,7 @@ class ServerConnection:
         try:
             return dump(await client.read_resource(uri))
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
-                raise self._went_away(f"resources/read {uri}") from exc
-            if (needed := self._take_auth_error()) is not None:
-                raise SignInRequired(f"server {self.name!r}: {needed}") from None
-            raise
+            self._request_failed(exc, f"resources/read {uri}")
 
     def _fail(self, reason: str) -> None:
         self._failure = reason

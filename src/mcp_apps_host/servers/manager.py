@@ -52,15 +52,14 @@ class ServerManager:
         self._person: Person | None = None
         self._mine: dict[str, ServerConnection] = {}
         self._seen = -1
-        self._per_person: set[str] = set()  # shared with every person's view, as `_personal` is
-        self._epoch = [0]
+        self._per_person: set[str] = set()  # shared with every person's view, as `_personal` is; only grows
 
     @property
     def connections(self) -> dict[str, ServerConnection]:
         if self._person is None:
             return self._shared
-        if self._seen != self._epoch[0]:
-            self._seen = self._epoch[0]
+        if self._seen != len(self._per_person):
+            self._seen = len(self._per_person)
             self._mine = {name: self._personal_connection(self._person, conn) for name, conn in self._shared.items()}
         return self._mine
 
@@ -115,9 +114,8 @@ class ServerManager:
         return lambda: self._listeners.discard(listener)
 
     def _changed(self, conn: ServerConnection) -> None:
-        if conn.needs_person and conn.name not in self._per_person:
-            self._per_person.add(conn.name)
-            self._epoch[0] += 1  # every person's view gets their own connection to it
+        if conn.needs_person:
+            self._per_person.add(conn.name)  # every person's view gets their own connection to it
         for listener in list(self._listeners):
             listener()
 

@@ -177,6 +177,11 @@ class HostOAuth(OAuthClientProvider):
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        self._expiry_from_storage()
+
+    def _expiry_from_storage(self) -> None:
+        """The SDK's clock for the token, from the expiry stored with it, a margin early (so it is refreshed
+        before it runs out rather than after a refused call)."""
         expires = self.tokens.expires_at
         self.context.token_expiry_time = expires - EXPIRY_MARGIN if expires is not None else None
 
@@ -255,16 +260,15 @@ class HostOAuth(OAuthClientProvider):
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         refreshed = await super()._handle_refresh_response(response)
-        if refreshed and self.context.token_expiry_time is not None:
-            self.context.token_expiry_time -= EXPIRY_MARGIN
-        if not refreshed:  # refused (e.g. invalid_grant): only now is the person asked again
+        if refreshed:
+            self._expiry_from_storage()
+        else:  # refused (e.g. invalid_grant): only now is the person asked again
             await self.tokens.forget_tokens()
         return refreshed
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         await super()._handle_token_response(response)
-        if self.context.token_expiry_time is not None:
-            self.context.token_expiry_time -= EXPIRY_MARGIN
+        self._expiry_from_storage()
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         flow = super()._auth_flow(request)
@@ -384,10 +388,10 @@ class AuthSetup:
             storage = _Configured(storage, client)
         return HostOAuth(url, metadata, storage, signin, self.client_metadata_url(base_path), on_failure)
 
-    def as_service(self, url: str, spec: AuthSpec, server: str, service: Identity) -> httpx2.Auth:
+    def as_service(self, url: str, spec: AuthSpec, server: str) -> httpx2.Auth:
         """The deployment calling as itself (client_credentials): no person is ever asked."""
         assert spec.client_id is not None
-        return ClientCredentialsOAuthProvider(url, self.credentials.storage(service, server), spec.client_id,
+        return ClientCredentialsOAuthProvider(url, self.credentials.storage(SERVICE, server), spec.client_id,
                                               spec.client_secret() or "", "client_secret_post",
                                               " ".join(spec.scopes) or None, spec.issuer)
 

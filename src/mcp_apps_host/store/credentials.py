@@ -107,9 +107,6 @@ class ServerCredentials:
                 conn.execute(insert(server_credentials).values(server=owner.server, updated=time.time(),
                                                                **owner_columns(owner.identity), **sealed))
 
-    def signed_in(self, identity: Identity, server: str) -> bool:
-        return self.read(Owner(identity, server))[0] is not None
-
     # ---- sign-ins under way ----------------------------------------------------------------------
 
     def begin_flow(self, state: str, identity: Identity, server: str) -> None:
@@ -129,10 +126,6 @@ class ServerCredentials:
         if row.created < time.time() - SIGNIN_FLOW_MAX_AGE:
             return None
         return (row.tenant, row.user_id), row.server
-
-    def end_flow(self, state: str) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(delete(signin_flows).where(signin_flows.c.state == state))
 
 
 class PersonTokens:
