@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from mcp_apps_host import create_app
 from tests.fixtures.oauth import start_oauth_server
 from tests.unit.test_embedding import ORIGIN, Tab, of, who
-from tests.unit.test_signin_people import _approve, _whoami
+from tests.unit.test_signin_people import signed_in
 
 
 def _config(url: str, tmp_path: Path, auth: dict[str, object]) -> dict[str, object]:
@@ -51,14 +51,8 @@ def test_a_client_registered_beforehand_signs_people_in_without_registering(tmp_
     with start_oauth_server("embedded", client_id="pre", client_secret="pre-secret", registration=False) as server:
         app = create_app(_config(server.resource_url, tmp_path, {"clientId": "pre", "clientSecretEnv": "CRM_SECRET"}),
                          identity=who)
-        with TestClient(app, base_url=ORIGIN) as client:
-            tab = Tab(client, "dora")
-            try:
-                tab.send({"type": "hello"})
-                assert client.get(_approve(tab, "dora")).status_code == 200
-                assert "subject: dora" in _whoami(tab)
-            finally:
-                tab.close()
+        with TestClient(app, base_url=ORIGIN) as client, signed_in(client, "dora"):
+            pass
         assert [e["client_id"] for e in server.events("authorize")] == ["pre"] and not server.events("register")
 
 

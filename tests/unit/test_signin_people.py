@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,18 +55,27 @@ def _whoami(tab: Tab) -> str:
     return str(tab.until(of("call-finished"))["result"])
 
 
+@contextmanager
+def signed_in(client: TestClient, user: str, redirect_to: TestClient | None = None) -> Iterator[Tab]:
+    """A tab of ``user``'s, signed in to crm (the redirect taken by ``redirect_to``, else by the same worker)
+    and seen to call as them."""
+    tab = Tab(client, user)
+    try:
+        tab.send({"type": "hello"})
+        # No session comes with the redirect (another site sent it): its state says whose it is.
+        assert (redirect_to or client).get(_approve(tab, user)).status_code == 200
+        assert f"subject: {user}" in _whoami(tab)
+        yield tab
+    finally:
+        tab.close()
+
+
 def test_each_person_signs_in_for_themselves_and_calls_as_themselves(crm: OAuthServer, tmp_path: Path):
     app = create_app(_config(crm, f"sqlite:///{tmp_path}/h.db", Fernet.generate_key().decode()), identity=who)
     with TestClient(app, base_url=ORIGIN) as client:
         for user in ("alice", "bob"):
-            tab = Tab(client, user)
-            try:
-                tab.send({"type": "hello"})
-                # No session comes with the redirect (another site sent it): its state says whose it is.
-                assert client.get(_approve(tab, user)).status_code == 200
-                assert f"subject: {user}" in _whoami(tab)
-            finally:
-                tab.close()
+            with signed_in(client, user):
+                pass
         # A redirect whose sign-in is unknown (or already used) changes nothing and says so.
         stale = client.get("/oauth/callback?code=x&state=never-begun")
         assert stale.status_code == 400 and "unknown or has expired" in stale.text
@@ -82,14 +91,8 @@ def test_the_redirect_may_land_on_another_worker(crm: OAuthServer, postgres):
         # Two workers of one deployment: one database, one bus (LISTEN/NOTIFY), one key.
         first = stack.enter_context(TestClient(create_app(config, identity=who), base_url=ORIGIN))
         second = stack.enter_context(TestClient(create_app(config, identity=who), base_url=ORIGIN))
-        tab = Tab(first, "carol")
-        try:
-            tab.send({"type": "hello"})
-            callback = _approve(tab, "carol")
-            assert second.get(callback).status_code == 200  # the worker that does not hold the flow
-            assert "subject: carol" in _whoami(tab)
-        finally:
-            tab.close()
+        with signed_in(first, "carol", redirect_to=second):  # the worker that does not hold the flow
+            pass
     with psycopg.connect(database.replace("postgresql+psycopg", "postgresql")) as conn:
         rows = conn.execute("SELECT tenant, user_id, server, tokens FROM server_credentials").fetchall()
     assert [(r[0], r[1], r[2]) for r in rows] == [("acme", "carol", "crm")]
@@ -98,25 +101,18 @@ def test_the_redirect_may_land_on_another_worker(crm: OAuthServer, postgres):
 
 def test_more_scope_is_asked_for_when_a_tool_needs_it_and_signing_out_revokes(crm: OAuthServer, tmp_path: Path):
     app = create_app(_config(crm, f"sqlite:///{tmp_path}/h.db", Fernet.generate_key().decode()), identity=who)
-    with TestClient(app, base_url=ORIGIN) as client:
-        tab = Tab(client, "dave")
-        try:
-            tab.send({"type": "hello"})
-            assert client.get(_approve(tab, "dave")).status_code == 200
-            assert "subject: dave" in _whoami(tab)
-            # 403 insufficient_scope: the person is asked again, for the scopes held plus the one wanted.
-            tab.send({"type": "call", "server": "crm", "tool": "needs_admin", "arguments": {}})
-            assert client.get(_approve(tab, "dave")).status_code == 200
-            assert "admin work done for dave" in str(tab.until(of("call-finished"))["result"])
-            assert "admin" in crm.events("authorize")[-1]["scope"].split()
+    with TestClient(app, base_url=ORIGIN) as client, signed_in(client, "dave") as tab:
+        # 403 insufficient_scope: the person is asked again, for the scopes held plus the one wanted.
+        tab.send({"type": "call", "server": "crm", "tool": "needs_admin", "arguments": {}})
+        assert client.get(_approve(tab, "dave")).status_code == 200
+        assert "admin work done for dave" in str(tab.until(of("call-finished"))["result"])
+        assert "admin" in crm.events("authorize")[-1]["scope"].split()
 
-            revoked_before = len(crm.events("revoke"))
-            tab.send({"type": "signout", "server": "crm"})
-            frame = tab.until(lambda f: f["type"] == "servers" and _crm(f)["auth"] == "needed"
-                              and _crm(f)["signin"] is not None)
-            assert _crm(frame)["status"] != "ready"
-        finally:
-            tab.close()
+        revoked_before = len(crm.events("revoke"))
+        tab.send({"type": "signout", "server": "crm"})
+        frame = tab.until(lambda f: f["type"] == "servers" and _crm(f)["auth"] == "needed"
+                          and _crm(f)["signin"] is not None)
+        assert _crm(frame)["status"] != "ready"
     assert len(crm.events("revoke")) > revoked_before
     with sqlite3.connect(tmp_path / "h.db") as db:
         assert db.execute("SELECT tokens FROM server_credentials WHERE user_id = 'dave'").fetchone() == (None,)
