@@ -116,3 +116,13 @@ def test_more_scope_is_asked_for_when_a_tool_needs_it_and_signing_out_revokes(cr
     assert len(crm.events("revoke")) > revoked_before
     with sqlite3.connect(tmp_path / "h.db") as db:
         assert db.execute("SELECT tokens FROM server_credentials WHERE user_id = 'dave'").fetchone() == (None,)
+
+
+def test_a_token_refused_before_its_time_is_refreshed_without_asking_the_person(crm: OAuthServer, tmp_path: Path):
+    app = create_app(_config(crm, f"sqlite:///{tmp_path}/h.db", Fernet.generate_key().decode()), identity=who)
+    with TestClient(app, base_url=ORIGIN) as client, signed_in(client, "fay") as tab:
+        asked, refreshed = len(crm.events("authorize")), len(crm.events("refresh"))
+        crm.admin("expire-all")  # the access token is refused although its own expiry is an hour away
+        tab.send({"type": "call", "server": "crm", "tool": "whoami", "arguments": {}})
+        assert "subject: fay" in str(tab.until(of("call-finished"))["result"])
+        assert len(crm.events("refresh")) > refreshed and len(crm.events("authorize")) == asked
