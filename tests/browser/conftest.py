@@ -38,7 +38,11 @@ from harness import (
     wait_servers,
     write_sample_pdf,
 )
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+# Playwright's expect() gives up after 5 s, which a busy two-core machine can spend on one view's start:
+# every expectation waits on its condition for longer (a passing one returns as soon as it holds).
+expect.set_options(timeout=20_000)
 
 
 # One browser per module, not per session: sync Playwright keeps an asyncio loop running in

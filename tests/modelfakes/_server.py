@@ -155,7 +155,7 @@ class FakeServer:
     def requests(self) -> list[RecordedRequest]:
         return self.state.requests
 
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():

@@ -214,7 +214,7 @@ def test_cancelling_the_consumer_closes_the_stream(provider: Provider) -> None:
                 got_text.set()
 
         task = asyncio.create_task(consume())
-        await asyncio.wait_for(got_text.wait(), 5)
+        await asyncio.wait_for(got_text.wait(), 60)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
