@@ -29,7 +29,7 @@ from mcp_types import LoggingLevel
 from ..config.servers import ServerSpec
 from ..errors import ServerUnavailable, SignInRequired, TemplateError
 from ..settings import Limits
-from ..values.protocol import APP_MIME_TYPE, EXTENSION_ID
+from ..values.protocol import APP_MIME_TYPE, EXTENSION_ID, ResourceListing
 from ..values.templates import Template
 from ..values.tools import ToolEntry
 from ..version import __version__
@@ -460,6 +460,16 @@ class ServerConnection:
             return dump(await client.read_resource(uri))
         except MCPError as exc:
             self._request_failed(exc, f"resources/read {uri}")
+
+    async def list_resources(self, method: ResourceListing, cursor: str | None) -> dict[str, Any]:
+        """One page of the server's resources or resource templates, for a view of its own."""
+        client = await self._usable_client()
+        try:
+            if method == "resources/list":
+                return dump(await client.list_resources(cursor=cursor))
+            return dump(await client.list_resource_templates(cursor=cursor))
+        except MCPError as exc:
+            self._request_failed(exc, method)
 
     def _fail(self, reason: str) -> None:
         self._failure = reason

@@ -6,7 +6,7 @@ the protocol is a change to this file. Grouped by who sends them.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 EXTENSION_ID: Final = "io.modelcontextprotocol/ui"
 APP_MIME_TYPE: Final = "text/html;profile=mcp-app"
@@ -34,6 +34,9 @@ PING: Final = "ping"
 TOOLS_CALL: Final = "tools/call"  # also host → view, for the view's own tools
 TOOLS_LIST: Final = "tools/list"  # also host → view, for the view's own tools
 RESOURCES_READ: Final = "resources/read"
+RESOURCES_LIST: Final = "resources/list"
+RESOURCES_TEMPLATES_LIST: Final = "resources/templates/list"
+ResourceListing = Literal["resources/list", "resources/templates/list"]  # what a view may list of its server
 OPEN_LINK: Final = "ui/open-link"
 MESSAGE: Final = "ui/message"
 UPDATE_MODEL_CONTEXT: Final = "ui/update-model-context"

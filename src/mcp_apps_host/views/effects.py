@@ -8,6 +8,7 @@ from typing import Any
 
 from ..values.apptools import AppTool
 from ..values.decisions import ConsentKind, Decision
+from ..values.protocol import ResourceListing
 from .jsonrpc import RequestId
 
 
@@ -38,6 +39,16 @@ class ProxyToolCall:
 class ProxyResourceRead:
     request_id: RequestId
     uri: str
+
+
+@dataclass(frozen=True)
+class ProxyResourceList:
+    """One page of the view's own server's resources (`resources/list`) or resource templates
+    (`resources/templates/list`), from ``cursor``."""
+
+    request_id: RequestId
+    method: ResourceListing
+    cursor: str | None
 
 
 @dataclass(frozen=True)
@@ -182,6 +193,7 @@ Effect = (
     PostToView
     | ProxyToolCall
     | ProxyResourceRead
+    | ProxyResourceList
     | CancelProxied
     | AskConsent
     | OpenLink

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from ..values import protocol as M
 from ..values.decisions import ConsentKind
 from ..values.links import describe_link
-from ..values.protocol import DISPLAY_MODES
+from ..values.protocol import DISPLAY_MODES, ResourceListing
 from ..values.sampling import describe_sampling, sampling_problem
 from . import jsonrpc as rpc
 from .context import ViewSpec
@@ -27,6 +27,7 @@ from .effects import (
     OpenLink,
     PostChatMessage,
     PostToView,
+    ProxyResourceList,
     ProxyResourceRead,
     ProxyToolCall,
     Sample,
@@ -92,6 +93,16 @@ def resources_read(s: Session, req: Request) -> list[Effect]:
         return s.reject(req, rpc.INVALID_PARAMS, 'resources/read needs "uri" (string)')
     s.answer_later(req.id)
     return [ProxyResourceRead(req.id, uri)]
+
+
+def resources_list(s: Session, req: Request) -> list[Effect]:
+    """`resources/list` and `resources/templates/list`: one page of the view's own server's, from a cursor."""
+    cursor = req.params.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        return s.reject(req, rpc.INVALID_PARAMS, f'{req.method}: "cursor" must be a string')
+    method: ResourceListing = M.RESOURCES_LIST if req.method == M.RESOURCES_LIST else M.RESOURCES_TEMPLATES_LIST
+    s.answer_later(req.id)
+    return [ProxyResourceList(req.id, method, cursor)]
 
 
 def open_link(s: Session, req: Request) -> list[Effect]:
@@ -176,6 +187,8 @@ REQUEST_HANDLERS: dict[str, Handler] = {
     M.TOOLS_CALL: tools_call,
     M.TOOLS_LIST: tools_list,
     M.RESOURCES_READ: resources_read,
+    M.RESOURCES_LIST: resources_list,
+    M.RESOURCES_TEMPLATES_LIST: resources_list,
     M.OPEN_LINK: open_link,
     M.MESSAGE: message,
     M.UPDATE_MODEL_CONTEXT: update_model_context,

@@ -203,6 +203,8 @@ class ViewDriver:
                 self._run(request_id, proxied.tool_call(ports.tools, self.server, effect, self._progress(effect)))
             case fx.ProxyResourceRead(request_id):
                 self._run(request_id, proxied.resource_read(ports.host, self.server, effect))
+            case fx.ProxyResourceList(request_id):
+                self._run(request_id, proxied.resource_list(ports.host, self.server, effect))
             case fx.Sample(request_id):
                 self._run(request_id, proxied.sample(ports.host, ports.audit, self.server, handle, effect))
             case fx.SaveFiles(request_id):

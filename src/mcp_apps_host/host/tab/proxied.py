@@ -56,6 +56,18 @@ async def resource_read(host: Host, server: str, read: fx.ProxyResourceRead) -> 
     return ev.RequestCompleted(read.request_id, result=result)
 
 
+async def resource_list(host: Host, server: str, listing: fx.ProxyResourceList) -> ev.RequestCompleted:
+    try:
+        result = await host.servers.get(server).list_resources(listing.method, listing.cursor)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the view hears why
+        code = exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR
+        why = f"{listing.method} on server {server!r} failed: {exc}"
+        return ev.RequestCompleted(listing.request_id, error=(code, why))
+    return ev.RequestCompleted(listing.request_id, result=result)
+
+
 async def sample(host: Host, audit: Auditor, server: str, view: str, sample: fx.Sample) -> ev.RequestCompleted:
     assert host.agent is not None  # the session only asks when a model is configured
     try:
