@@ -228,6 +228,15 @@ def test_resources_read_is_proxied():
     assert err["error"]["code"] == -32602
 
 
+@pytest.mark.parametrize("method", ["resources/list", "resources/templates/list"])
+def test_resource_listings_are_proxied_with_their_cursor(method):
+    s = ready(make())
+    [listing] = of(s.receive(req(0, method, {"cursor": "page-2"})), vs.ProxyResourceList)
+    assert (listing.method, listing.cursor) == (method, "page-2")
+    [err] = posts(s.receive(req(1, method, {"cursor": 2})))
+    assert err["error"]["code"] == -32602
+
+
 def test_open_link_asks_then_opens():
     s = ready(make())
     [ask] = of(s.receive(req(0, "ui/open-link", {"url": "https://example.com/a"})), vs.AskConsent)
@@ -336,7 +345,7 @@ def test_container_measurements_reach_the_view_once_per_size_and_only_for_the_mo
     assert back["params"]["displayMode"] == "inline"
 
 
-@pytest.mark.parametrize("method", ["resources/list", "made/up"])
+@pytest.mark.parametrize("method", ["prompts/list", "made/up"])
 def test_unknown_methods_get_method_not_found(method):
     s = ready(make())
     [err] = posts(s.receive(req(0, method, {})))
