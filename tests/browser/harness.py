@@ -151,6 +151,10 @@ class Host:
             LIVE_HOSTS.remove(self)
 
 
+class PortTaken(Exception):
+    """The host could not bind the ports it was given."""
+
+
 class HostLauncher:
     """``launcher(servers=None, config=None, extra_args=())`` starts ``mcp_apps_host serve``
     on free ports with a fresh token and database, and waits for its access URL."""
@@ -164,6 +168,21 @@ class HostLauncher:
         servers: dict[str, str] | None = None,
         config: str | os.PathLike[str] | None = None,
         extra_args: Sequence[str] = (),
+    ) -> Host:
+        # A free port may be taken by another process (another test worker) before the host binds it:
+        # that host says so and exits, and is started again on other ports.
+        for _ in range(4):
+            try:
+                return self._start(servers, config, extra_args)
+            except PortTaken:
+                continue
+        return self._start(servers, config, extra_args)
+
+    def _start(
+        self,
+        servers: dict[str, str] | None,
+        config: str | os.PathLike[str] | None,
+        extra_args: Sequence[str],
     ) -> Host:
         workdir = self.base / f"host{len(self.hosts)}"
         workdir.mkdir(parents=True, exist_ok=True)
@@ -197,6 +216,8 @@ class HostLauncher:
         deadline = time.monotonic() + HOST_START_TIMEOUT
         while not (m := RUNNING_RE.search(host.log_text())):
             if proc.poll() is not None:
+                if "mcp-apps-host: cannot listen on" in host.log_text():
+                    raise PortTaken(host.log_text())
                 raise HarnessError(
                     f"host exited with code {proc.returncode} before it was running:\n"
                     f"{shlex.join(cmd)}\n{tail(host.log_text())}"

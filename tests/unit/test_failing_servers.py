@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -213,14 +214,18 @@ async def test_a_flood_of_progress_and_log_messages_is_thinned(tmp_path: Path, c
     app = app_for({"flood": failing("flood", FLOOD=str(flood)), "fine": failing("fine")},
                   f"sqlite:///{tmp_path}/h.db", limits)
     async with open_tab(app) as tab:
+        started = time.monotonic()
         call_id = await call(tab, "flood", "flood")
         await fine_view_still_works(tab)  # while the flood runs
         done = await ended(tab, call_id)
+        minutes = (time.monotonic() - started) / 60
         assert done["type"] == "call-finished" and done["result"]["content"][0]["text"] == f"sent {flood}"
         shown = tab.frames(lambda f: f["type"] == "call-progress" and f["callId"] == call_id)
         assert 0 < len(shown) < flood // 10, len(shown)
     logged = [r.getMessage() for r in caplog.records if "flood line" in r.getMessage()]
-    assert 0 < len(logged) <= 100 + 10, len(logged)  # the bucket, plus what refilled while it ran
+    # The bucket, plus what refilled while it ran (a busy machine takes longer over the flood).
+    assert 0 < len(logged) <= 100 + 100 * minutes + 10, (len(logged), minutes)
+    assert len(logged) < flood // 10, len(logged)
     assert any("log messages dropped (over max_server_log_lines_per_minute = 100)" in r.getMessage()
                for r in caplog.records)
 
