@@ -29,14 +29,20 @@ Listener = Callable[[], None]
 ServerHeaders = Callable[[Identity, str], Mapping[str, str] | None]
 
 
+def own_limits(limits: Limits, spec: ServerSpec) -> Limits:
+    """The host's limits with those the server's entry sets for itself (``"limits"``, bounds checked there)."""
+    overrides = spec.limits.as_dict()
+    return replace(limits, **overrides) if overrides else limits
+
+
 class ServerManager:
     def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None,
                  asks: ServerAsks | None = None, log_level: str = "info",
                  apps: Callable[[ServerSpec], bool] = lambda spec: True,
                  server_headers: ServerHeaders | None = None, auth: AuthSetup | None = None) -> None:
         self.limits = limits
-        self._shared = {s.name: ServerConnection(s, limits, self._changed, prepare_template, asks, log_level,
-                                                 apps(s), auth)
+        self._shared = {s.name: ServerConnection(s, own_limits(limits, s), self._changed, prepare_template, asks,
+                                                 log_level, apps(s), auth)
                         for s in specs}
         self.server_headers = server_headers
         self.auth = auth
@@ -98,7 +104,8 @@ class ServerManager:
         if known is not None and known[1] is not None:  # the person's headers changed (a fresh token)
             known[1].cancel()
         asks = self._asks.for_person(identity) if self._asks is not None else None
-        conn = ServerConnection(spec, self.limits, self._changed, shared.prepare, asks, self._log_level, shared.apps,
+        conn = ServerConnection(spec, own_limits(self.limits, spec), self._changed, shared.prepare, asks,
+                                self._log_level, shared.apps,
                                 self.auth if signs_in else None, person if signs_in else None)
         self._personal[key] = (conn, self._run(conn) if self._started else None)
         return conn

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..settings import Limits
 from ..values.protocol import DISPLAY_MODES, MODALITY_OF_BLOCK
+from ..values.serverpolicy import ViewRules
 from ..values.tools import ToolEntry
 from ..version import __version__
 from .jsonrpc import RequestId
@@ -56,6 +57,7 @@ class ViewSpec:
     sampling_enabled: bool = False
     compat: str | None = None  # "openai": the view runs the window.openai shim
     widget_state: dict[str, Any] | None = None  # the state the view last kept, restored with it
+    view_rules: ViewRules = field(default_factory=ViewRules)  # the server entry's "views": what needs no asking
 
 
 # Content blocks that reach the conversation and the model as what they are: text, the text of an

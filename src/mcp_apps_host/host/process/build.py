@@ -7,6 +7,7 @@ from dataclasses import replace
 from ...chat.agent import AgentLoop
 from ...chat.models import make_adapter
 from ...config.host import HostConfig
+from ...config.policies import Decision
 from ...config.servers import default_watch_paths
 from ...errors import ConfigError
 from ...policy.consent import ConsentPolicy, SamplingPolicy
@@ -71,16 +72,22 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     signins = SignIns(ServerCredentials(engine, TokenCipher.configured(config.token_key)), bus, audit)
     sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks
     asks = HostAsks(sampling, agent, audit)
+    servers = ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
+                            config.apps.for_server, server_headers,
+                            AuthSetup(signins.credentials, signins, config.origin or host_origin))
+
+    def entry_consent(name: str) -> dict[str, Decision]:
+        conn = servers.connections.get(name)
+        return conn.spec.consent if conn is not None else {}
+
     return Host(
-        servers=ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
-                              config.apps.for_server, server_headers,
-                              AuthSetup(signins.credentials, signins, config.origin or host_origin)),
+        servers=servers,
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,
         stores=stores,
         audit=audit,
-        consent=ConsentPolicy(config.consent),
+        consent=ConsentPolicy(config.consent, entry_rules=entry_consent),
         sampling=sampling,
         asks=asks,
         trust_lists=config.trust,

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from ...chat.tools import ModelTool, ToolTable, ViewTools, tool_table_from_entries, with_app_tools
 from ...errors import CallFailed
+from ...policy.tools import tool_refusal
 from ...values import protocol as M
 from ...values.apptools import AppTool
 from ...values.calls import CallRecord
@@ -51,7 +52,8 @@ class OfferedTools:
     def table(self) -> ToolTable:
         """The model's tools: every server's (with "model" visibility), then the views' own."""
         servers = self.tab.host.servers.connections.values()
-        table = tool_table_from_entries(t for conn in servers for t in conn.tools.values())
+        table = tool_table_from_entries(t for conn in servers for t in conn.tools.values()
+                                        if tool_refusal(conn.spec.tools, t) is None)  # refused: not offered
         return with_app_tools(table, self.offered.values())
 
     def _send(self, handle: str) -> None:
