@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..errors import ConfigError
-from ..values.serverpolicy import (
+from .policies import ANY_TOOL, DECISION_VALUES, Decision
+from .serverpolicy import (
     LIMIT_KEYS,
     TOOL_MODES,
     VIEW_ACTIONS,
@@ -17,7 +18,6 @@ from ..values.serverpolicy import (
     ToolRules,
     ViewRules,
 )
-from .policies import ANY_TOOL, DECISION_VALUES, Decision
 
 # What a header template may say of the person calling: `{user}`, `{tenant}`, `{groups}`.
 HEADER_FIELDS: Final = ("user", "tenant", "groups")
@@ -112,3 +112,26 @@ def entry_policy(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
             "views": parse_views(entry.get("views"), f"{where}.views"),
             "limits": parse_limits(entry.get("limits"), f"{where}.limits"),
             "consent": parse_consent(entry.get("consent"), f"{where}.consent")}
+
+
+def uses_person(headers: Mapping[str, str]) -> bool:
+    """Whether a header template names the person (each person then gets a connection of their own)."""
+    return any(_PLACEHOLDER.search(v) for v in headers.values())
+
+
+def without_person(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers a connection made for nobody in particular sends: templates naming the person left out."""
+    return {k: v for k, v in headers.items() if not _PLACEHOLDER.search(v)}
+
+
+def person_headers(headers: Mapping[str, str], user: str, tenant: str, groups: tuple[str, ...]) -> dict[str, str]:
+    """The headers with the person's {user}, {tenant} and {groups} (comma-separated) filled in.
+    ConfigError when a value would carry a control character (a header must not be split by its value)."""
+    fields = {"user": user, "tenant": tenant, "groups": ",".join(groups)}
+    out = {}
+    for name, value in headers.items():
+        filled = _PLACEHOLDER.sub(lambda m: fields.get(m.group(1), m.group(0)), value)
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in filled):
+            raise ConfigError(f"headers.{name}: the person's values would put a control character in the header")
+        out[name] = filled
+    return out

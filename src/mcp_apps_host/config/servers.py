@@ -17,10 +17,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
-from ..values.serverpolicy import LimitOverrides, ToolRules, ViewRules
 from .entrypolicy import check_header_values, entry_policy
 from .policies import Decision
 from .roots import parse_roots, root_uri
+from .serverpolicy import LimitOverrides, ToolRules, ViewRules
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 

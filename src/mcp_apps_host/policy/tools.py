@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..values.serverpolicy import ToolRules
+from ..config.serverpolicy import ToolRules
 from ..values.tools import ToolEntry
 
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.serverpolicy import ViewRules
 from ..settings import Limits
 from ..values.protocol import DISPLAY_MODES, MODALITY_OF_BLOCK
-from ..values.serverpolicy import ViewRules
 from ..values.tools import ToolEntry
 from ..version import __version__
 from .jsonrpc import RequestId

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from ..config.serverpolicy import ViewAction, ViewRule, ViewRules
 from ..values.decisions import ConsentKind
-from ..values.serverpolicy import ViewAction, ViewRule, ViewRules
 
 # The consent dialog's kind for each governed action; a tool call is governed by "tools" and "consent".
 ACTION_OF_KIND: Final[dict[ConsentKind, ViewAction]] = {

@@ -52,11 +52,12 @@ def reviewed(template: Template) -> Template:
 
 
 def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
-               server_headers: ServerHeaders | None = None) -> Host:
+               server_headers: ServerHeaders | None = None, loopback_servers: bool = False) -> Host:
     """Everything but the servers' connections and the bus, which start with :meth:`Host.start`.
 
-    Raises :class:`ConfigError` for a wrong model and :class:`DatabaseError` for a database
-    that cannot be opened or migrated.
+    ``loopback_servers``: servers on this machine are allowed without being listed (`serve`; an
+    embedding lists them in ``allowedServerHosts``). Raises :class:`ConfigError` for a wrong model and
+    :class:`DatabaseError` for a database that cannot be opened or migrated.
     """
     if sandbox.host_allowed(host_origin.split("://", 1)[-1]):
         raise ConfigError(f"the sandbox origin {sandbox.template} would include the host page's own origin "
@@ -74,7 +75,8 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     asks = HostAsks(sampling, agent, audit)
     servers = ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
                             config.apps.for_server, server_headers,
-                            AuthSetup(signins.credentials, signins, config.origin or host_origin))
+                            AuthSetup(signins.credentials, signins, config.origin or host_origin),
+                            hosts=replace(config.allowed_server_hosts, loopback=loopback_servers))
 
     def entry_consent(name: str) -> dict[str, Decision]:
         conn = servers.connections.get(name)

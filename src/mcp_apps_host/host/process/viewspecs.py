@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...config.serverpolicy import ViewRules
 from ...policy.csp import allow_attribute, granted_permissions
 from ...policy.tools import tool_refusal
-from ...values.serverpolicy import ViewRules
 from ...values.templates import Template
 from ...values.tools import ToolEntry
 from ...views.context import ViewSpec

@@ -52,9 +52,10 @@ class OfferedTools:
     def table(self) -> ToolTable:
         """The model's tools: every server's (with "model" visibility), then the views' own."""
         servers = self.tab.host.servers.connections.values()
-        table = tool_table_from_entries(t for conn in servers for t in conn.tools.values()
-                                        if tool_refusal(conn.spec.tools, t) is None)  # refused: not offered
-        return with_app_tools(table, self.offered.values())
+        table = tool_table_from_entries(t for conn in servers for t in conn.tools.values())
+        refused = frozenset((t.server, t.name) for conn in servers for t in conn.tools.values()
+                            if tool_refusal(conn.spec.tools, t) is not None)
+        return with_app_tools(table.withholding(refused), self.offered.values())  # refused: not offered
 
     def _send(self, handle: str) -> None:
         group = self.offered.get(handle)
