@@ -155,7 +155,7 @@ def _console(args: argparse.Namespace, config: HostConfig, token: str) -> Consol
 
 
 def _build(console: Console, on_ready: Callable[[], None] | None = None) -> tuple[Host, HostOrSandbox]:
-    host = build_host(console.config, host_origin=console.origin, sandbox=console.sandbox)
+    host = build_host(console.config, host_origin=console.origin, sandbox=console.sandbox, loopback_servers=True)
     gate = console_gate(console.access, console.config.origin)
     return host, HostOrSandbox(host_app(host, gate, lifespan=host_lifespan(host, on_ready)), host)
 

@@ -31,7 +31,8 @@ async def who(conn: HTTPConnection) -> Identity | None:
 def config(tmp_path: Path, **extra: Any) -> dict[str, Any]:
     server = {"command": sys.executable, "args": [str(FIXTURES), "rec"]}
     return {"origin": ORIGIN, "sandboxOrigin": "http://{label}.sandbox.test", "database": f"sqlite:///{tmp_path}/h.db",
-            "apps": {"enabled": True}, "mcpServers": {"rec": {**server, "apps": True}, "plain": server}, **extra}
+            "apps": {"enabled": True}, "mcpServers": {"rec": {**server, "apps": True}, "plain": server},
+            "allowedServerHosts": ["127.0.0.1"], **extra}  # the fixture HTTP servers listen on loopback
 
 
 @pytest.fixture

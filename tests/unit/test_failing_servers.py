@@ -180,7 +180,8 @@ def http_failing():
 @pytest.mark.anyio
 async def test_a_50_mb_template_is_refused_by_size_and_the_server_stays_up(tmp_path: Path, http_failing):
     url, _ = http_failing("huge", TEMPLATE_BYTES=str(50 * 1024 * 1024))
-    app = app_for({"huge": {"url": url, "apps": True}, "fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db", FAST)
+    app = app_for({"huge": {"url": url, "apps": True}, "fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db", FAST,
+                  allowedServerHosts=["127.0.0.1"])
     async with open_tab(app) as tab:
         call_id = await call(tab, "huge", "huge-view")
         assert (await ended(tab, call_id))["type"] == "call-finished"  # the tool itself ran
@@ -258,7 +259,8 @@ async def test_a_server_lost_while_its_view_calls_it_answers_the_view_and_comes_
 async def test_an_http_server_that_comes_back_on_its_port_is_reconnected(tmp_path: Path, http_failing):
     url, proc = http_failing("fine")
     port = int(url.rsplit(":", 1)[1].split("/")[0])
-    app = app_for({"web": {"url": url, "apps": True}}, f"sqlite:///{tmp_path}/h.db", FAST)
+    app = app_for({"web": {"url": url, "apps": True}}, f"sqlite:///{tmp_path}/h.db", FAST,
+                  allowedServerHosts=["127.0.0.1"])
     async with open_tab(app) as tab:
         proc.kill()
         proc.wait(timeout=10)

@@ -18,7 +18,8 @@ from tests.unit.test_signin_people import signed_in
 
 def _config(url: str, tmp_path: Path, auth: dict[str, object]) -> dict[str, object]:
     return {"origin": ORIGIN, "sandboxOrigin": "http://{label}.sandbox.test", "database": f"sqlite:///{tmp_path}/h.db",
-            "tokenKey": Fernet.generate_key().decode(), "mcpServers": {"crm": {"url": url, "auth": auth}}}
+            "tokenKey": Fernet.generate_key().decode(), "mcpServers": {"crm": {"url": url, "auth": auth}},
+            "allowedServerHosts": ["127.0.0.1"]}
 
 
 def test_client_credentials_call_as_the_deployment_and_nobody_is_asked(tmp_path: Path,

@@ -30,7 +30,7 @@ def crm() -> Iterator[OAuthServer]:
 
 def _config(server: OAuthServer, database: str, key: str) -> dict[str, Any]:
     return {"origin": ORIGIN, "sandboxOrigin": "http://{label}.sandbox.test", "database": database,
-            "tokenKey": key, "mcpServers": {"crm": {"url": server.resource_url}}}
+            "tokenKey": key, "mcpServers": {"crm": {"url": server.resource_url}}, "allowedServerHosts": ["127.0.0.1"]}
 
 
 def _crm(frame: dict[str, Any]) -> dict[str, Any]:

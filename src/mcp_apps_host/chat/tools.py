@@ -58,7 +58,10 @@ def _object_schema(schema: Any) -> dict[str, Any]:
 class ToolTable:
     """Model-facing name ↔ (server, tool). Built once per turn from the model-visible tools."""
 
-    def __init__(self, tools: Iterable[ModelTool] = ()) -> None:
+    def __init__(self, tools: Iterable[ModelTool] = (), withheld: frozenset[tuple[str, str]] = frozenset()) -> None:
+        # (server, tool) pairs not offered to the model (a server's tool rules refuse them), yet known by
+        # name, so a call the model makes anyway is refused with the rule rather than "no such tool".
+        self.withheld = withheld
         self._tools: dict[str, ModelTool] = {}
         self._by_origin: dict[tuple[str, str, str | None], ModelTool] = {}
         for tool in tools:
@@ -91,6 +94,13 @@ class ToolTable:
         entry = self._by_origin.get((server, tool, view))
         return entry.model_name if entry else None
 
+    def withholding(self, pairs: frozenset[tuple[str, str]]) -> ToolTable:
+        """The same tools, with ``pairs`` no longer offered to the model."""
+        return ToolTable(self, self.withheld | pairs)
+
+    def offered(self) -> list[ModelTool]:
+        return [t for t in self if (t.server, t.name) not in self.withheld or t.view is not None]
+
     def openai_tools(self) -> list[dict[str, Any]]:
         return [
             {
@@ -101,12 +111,13 @@ class ToolTable:
                     "parameters": t.input_schema,
                 },
             }
-            for t in self
+            for t in self.offered()
         ]
 
     def anthropic_tools(self) -> list[dict[str, Any]]:
         return [
-            {"name": t.model_name, "description": t.description, "input_schema": t.input_schema} for t in self
+            {"name": t.model_name, "description": t.description, "input_schema": t.input_schema}
+            for t in self.offered()
         ]
 
 
@@ -195,4 +206,4 @@ def with_app_tools(table: ToolTable, views: Iterable[ViewTools]) -> ToolTable:
                      "inside that view and gone when it closes; its description comes from the view.]"
             added.append(ModelTool(name, group.server, tool.name, f"{origin} {tool.description}".strip(),
                                    _object_schema(tool.input_schema), view=group.view, view_label=group.label))
-    return ToolTable([*table, *added])
+    return ToolTable([*table, *added], table.withheld)

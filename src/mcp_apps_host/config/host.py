@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..settings import Limits
+from .audit import parse_retention
 from .deployment import AppsSettings, parse_apps_config, parse_deployment_config
 from .policies import (
     ModelSettings,
@@ -23,6 +24,7 @@ from .policies import (
     parse_sampling_config,
     parse_trust_config,
 )
+from .serverhosts import ServerHosts
 from .servers import ServerSpec, merge_specs, parse_config
 
 
@@ -50,6 +52,10 @@ class HostConfig:
     watch_debounce_ms: int = 300
     # The level of the log messages servers are asked to send (MCP logging levels).
     server_log_level: str = "info"
+    # Where HTTP servers may live ("allowedServerHosts"); `serve` adds this machine (build_host's loopback_servers).
+    allowed_server_hosts: ServerHosts = field(default_factory=ServerHosts)
+    # "audit": {"retentionDays": N}: audit records older than this are deleted (None: kept).
+    audit_retention_days: int | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config", base: Path | None = None,
@@ -64,6 +70,8 @@ class HostConfig:
             sampling=parse_sampling_config(data),
             trust=parse_trust_config(data),
             apps=parse_apps_config(data, source),
+            allowed_server_hosts=ServerHosts.parse(data.get("allowedServerHosts"), f"{source}: allowedServerHosts"),
+            audit_retention_days=parse_retention(data.get("audit"), f"{source}: audit"),
             **parse_deployment_config(data, source),
         )
         return replace(config, **overrides) if overrides else config

@@ -17,7 +17,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from .entrypolicy import check_header_values, entry_policy
+from .policies import Decision
 from .roots import parse_roots, root_uri
+from .serverpolicy import LimitOverrides, ToolRules, ViewRules
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -59,6 +62,12 @@ class ServerSpec:
     watch: tuple[str, ...] = ()  # `serve --watch`: paths whose changes restart this (stdio) server
     roots: tuple[str, ...] = ()  # file:// URIs the server may work in (roots/list)
     auth: AuthSpec | None = None  # "auth" in its entry (HTTP only)
+    # What an admin governs (config/entrypolicy.py): its tools, what its views may do, its own limits,
+    # its consent rules.
+    tools: ToolRules = field(default_factory=ToolRules)
+    views: ViewRules = field(default_factory=ViewRules)
+    limits: LimitOverrides = field(default_factory=LimitOverrides)
+    consent: dict[str, Decision] = field(default_factory=dict)
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -183,13 +192,15 @@ def parse_config(data: Any, source: str = "config", base: Path | None = None) ->
         if apps is not None and not isinstance(apps, bool):
             raise ConfigError(f"{where}.apps must be true or false, not {apps!r}")
         roots = parse_roots(entry.get("roots"), base, where)
+        governed = entry_policy(entry, where)
         if url:
             if not isinstance(url, str):
                 raise ConfigError(f"{where}.url must be a string")
+            headers = _str_map(entry.get("headers"), f"{where}.headers")
+            check_header_values(headers, f"{where}.headers")
             specs.append(
-                ServerSpec(name=name, url=_check_url(url, where),
-                           headers=_str_map(entry.get("headers"), f"{where}.headers"), apps=apps, roots=roots,
-                           auth=_auth(entry.get("auth"), f"{where}.auth"))
+                ServerSpec(name=name, url=_check_url(url, where), headers=headers, apps=apps, roots=roots,
+                           auth=_auth(entry.get("auth"), f"{where}.auth"), **governed)
             )
             continue
         if entry.get("auth") is not None:
@@ -202,7 +213,8 @@ def parse_config(data: Any, source: str = "config", base: Path | None = None) ->
             raise ConfigError(f"{where}.cwd must be a string")
         specs.append(
             ServerSpec(name=name, command=command, args=tuple(args), env=_str_map(entry.get("env"), f"{where}.env"),
-                       cwd=cwd, apps=apps, roots=roots, watch=_watch_paths(entry.get("watch"), f"{where}.watch"))
+                       cwd=cwd, apps=apps, roots=roots, watch=_watch_paths(entry.get("watch"), f"{where}.watch"),
+                       **governed)
         )
     return specs
 

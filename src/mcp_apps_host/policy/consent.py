@@ -42,6 +42,7 @@ __all__ = ["ConsentPolicy", "Decision", "MemoryBudget", "RememberedAllows", "Sam
            "Source"]
 
 Source = Literal["view", "model"]
+EntryRules = Callable[[str], Mapping[str, Decision]]  # server -> its entry's consent rules
 APP_TOOL_PREFIX = "app:"  # consent rules for a view's own tools: "app:NAME" or "app:*"
 
 
@@ -72,8 +73,12 @@ class ConsentPolicy:
         self,
         rules: Mapping[str, Mapping[str, Decision]] | None = None,
         remembered: RememberedAllows | None = None,
+        entry_rules: EntryRules | None = None,
     ) -> None:
         self.rules: Rules = {s: dict(t) for s, t in (rules or {}).items()}
+        # A server entry's own "consent" (read when asked: entries can change while the host runs); it wins
+        # over the config file's consent section for that server's tools.
+        self.entry_rules = entry_rules
         for server, tools in self.rules.items():
             for tool, value in tools.items():
                 if value not in DECISION_VALUES:
@@ -83,7 +88,11 @@ class ConsentPolicy:
 
     def with_remembered(self, remembered: RememberedAllows) -> ConsentPolicy:
         """The same rules, with another person's "always allow" answers."""
-        return ConsentPolicy(self.rules, remembered)
+        return ConsentPolicy(self.rules, remembered, self.entry_rules)
+
+    def _configured(self, server: str) -> dict[str, Decision]:
+        own = self.entry_rules(server) if self.entry_rules is not None else {}
+        return {**self.rules.get(server, {}), **own}
 
     def _is_remembered(self, server: str, tool: str) -> bool:
         if self.remembered is not None:
@@ -109,7 +118,7 @@ class ConsentPolicy:
                 f"visibility of {server}/{tool} does not include 'model': the model may not call it",
             )
 
-        configured = self.rules.get(server, {})
+        configured = self._configured(server)
         if tool in configured:
             return configured[tool], f"config rule consent.{server}.{tool} = {configured[tool]}"
         wildcard = configured.get(ANY_TOOL)
@@ -131,7 +140,7 @@ class ConsentPolicy:
 
     def decide_app_tool(self, server: str, tool: AppTool) -> tuple[Decision, str]:
         """A call of a tool that a view of ``server`` offers of its own."""
-        configured = self.rules.get(server, {})
+        configured = self._configured(server)
         for key in (f"{APP_TOOL_PREFIX}{tool.name}", f"{APP_TOOL_PREFIX}{ANY_TOOL}"):
             if key in configured:
                 return configured[key], f"config rule consent.{server}.{key} = {configured[key]}"
@@ -143,7 +152,7 @@ class ConsentPolicy:
 
     def can_remember(self, server: str, tool: str) -> bool:
         """Whether "always allow" would change anything: the dialog offers it only then."""
-        configured = self.rules.get(server, {})
+        configured = self._configured(server)
         return tool not in configured and configured.get(ANY_TOOL) != "deny"
 
     def remember_allow(self, server: str, tool: str) -> None:

@@ -26,6 +26,7 @@ from mcp.client import Client, advertise
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import LoggingLevel
 
+from ..config.serverhosts import SERVE_HOSTS, ServerHosts
 from ..config.servers import ServerSpec
 from ..errors import ServerUnavailable, SignInRequired, TemplateError
 from ..settings import Limits
@@ -76,8 +77,9 @@ class ServerConnection:
     def __init__(self, spec: ServerSpec, limits: Limits, on_change: Callable[[ServerConnection], None],
                  prepare: TemplateHook | None = None, asks: ServerAsks | None = None,
                  log_level: str = "info", apps: bool = True, auth: AuthSetup | None = None,
-                 person: Person | None = None) -> None:
+                 person: Person | None = None, *, hosts: ServerHosts = SERVE_HOSTS) -> None:
         self.spec = spec
+        self.hosts = hosts  # where an HTTP server may be reached (allowedServerHosts)
         self.limits = limits
         self._on_change = on_change
         self.prepare: TemplateHook = prepare or (lambda template: template)
@@ -200,7 +202,7 @@ class ServerConnection:
         callbacks = client_callbacks(self.name, self._asks, lambda: self.roots)
         self._advertised_roots = "list_roots_callback" in callbacks
         return Client(
-            open_transport(self.spec, self.limits, self._stderr, self._auth),
+            open_transport(self.spec, self.limits, self._stderr, self._auth, self.hosts),
             mode="auto",  # server/discover (2026-07-28), else the initialize handshake
             extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})] if self.apps else [],
             client_info=types.Implementation(name="mcp-apps-host", version=__version__),

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..config.entrypolicy import person_headers, uses_person, without_person
+from ..config.serverhosts import SERVE_HOSTS, ServerHosts
 from ..config.servers import ServerSpec
 from ..errors import ServerUnavailable
 from ..settings import Limits
@@ -29,14 +31,26 @@ Listener = Callable[[], None]
 ServerHeaders = Callable[[Identity, str], Mapping[str, str] | None]
 
 
+def own_limits(limits: Limits, spec: ServerSpec) -> Limits:
+    """The host's limits with those the server's entry sets for itself (``"limits"``, bounds checked there)."""
+    overrides = spec.limits.as_dict()
+    return replace(limits, **overrides) if overrides else limits
+
+
 class ServerManager:
     def __init__(self, specs: list[ServerSpec], limits: Limits, prepare_template: TemplateHook | None = None,
                  asks: ServerAsks | None = None, log_level: str = "info",
                  apps: Callable[[ServerSpec], bool] = lambda spec: True,
-                 server_headers: ServerHeaders | None = None, auth: AuthSetup | None = None) -> None:
+                 server_headers: ServerHeaders | None = None, auth: AuthSetup | None = None, *,
+                 hosts: ServerHosts = SERVE_HOSTS) -> None:
         self.limits = limits
-        self._shared = {s.name: ServerConnection(s, limits, self._changed, prepare_template, asks, log_level,
-                                                 apps(s), auth)
+        self.hosts = hosts
+        # A header template naming the person ({user}, ...) is filled in on each person's own connection; the
+        # shared one, for nobody in particular, goes without it.
+        self._templated = {s.name: s.headers for s in specs if s.url and uses_person(s.headers)}
+        self._shared = {s.name: ServerConnection(replace(s, headers=without_person(s.headers)), own_limits(limits, s),
+                                                 self._changed, prepare_template, asks, log_level, apps(s), auth,
+                                                 hosts=hosts)
                         for s in specs}
         self.server_headers = server_headers
         self.auth = auth
@@ -76,7 +90,7 @@ class ServerManager:
     def personal(self, identity: Identity, base_path: str = "") -> ServerManager:
         """The servers as ``identity`` reaches them: their own connection where `server_headers` gives headers
         or where the server needs them to sign in."""
-        if self.server_headers is None and self.auth is None:
+        if self.server_headers is None and self.auth is None and not self._templated:
             return self
         view = copy.copy(self)
         view._person, view._mine, view._seen = Person(identity, base_path), {}, -1
@@ -87,6 +101,9 @@ class ServerManager:
             return shared  # a stdio server has no request headers to carry a person
         identity = person.identity
         headers = self.server_headers(identity, shared.name) if self.server_headers is not None else None
+        templated = self._templated.get(shared.name)
+        if templated is not None:
+            headers = {**person_headers(templated, identity.user, identity.tenant, identity.groups), **(headers or {})}
         signs_in = shared.name in self._per_person
         if headers is None and not signs_in:
             return shared
@@ -98,8 +115,9 @@ class ServerManager:
         if known is not None and known[1] is not None:  # the person's headers changed (a fresh token)
             known[1].cancel()
         asks = self._asks.for_person(identity) if self._asks is not None else None
-        conn = ServerConnection(spec, self.limits, self._changed, shared.prepare, asks, self._log_level, shared.apps,
-                                self.auth if signs_in else None, person if signs_in else None)
+        conn = ServerConnection(spec, own_limits(self.limits, spec), self._changed, shared.prepare, asks,
+                                self._log_level, shared.apps,
+                                self.auth if signs_in else None, person if signs_in else None, hosts=self.hosts)
         self._personal[key] = (conn, self._run(conn) if self._started else None)
         return conn
 

@@ -10,11 +10,12 @@ from typing import Any, TextIO
 import httpx2
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+from ..config.serverhosts import SERVE_HOSTS, ServerHosts
 from ..config.servers import ServerSpec
 from ..settings import Limits
+from .guard import server_http_client
 
 CONNECTION_CLOSED = -32000  # the SDK's code for a connection that ended under a request
 
@@ -42,11 +43,12 @@ class StderrCapture:
         return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def open_transport(spec: ServerSpec, limits: Limits, stderr: StderrCapture, auth: httpx2.Auth | None = None) -> Any:
+def open_transport(spec: ServerSpec, limits: Limits, stderr: StderrCapture, auth: httpx2.Auth | None = None,
+                   hosts: ServerHosts = SERVE_HOSTS) -> Any:
     """The SDK transport for ``spec`` (an async context manager the SDK's `Client` enters); ``auth`` signs
-    its HTTP requests in (MCP authorization)."""
+    its HTTP requests in (MCP authorization); ``hosts`` says which addresses it may connect to."""
     if spec.url:
-        http = create_mcp_http_client(headers=spec.headers or None, auth=auth)
+        http = server_http_client(hosts, headers=spec.headers or None, auth=auth)
         # Templates can be several MB and arrive as one SSE event.
         return streamable_http_client(spec.url, http_client=http, max_sse_event_size=limits.max_template_bytes * 2)
     params = StdioServerParameters(

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.serverpolicy import ViewRules
 from ..settings import Limits
 from ..values.protocol import DISPLAY_MODES, MODALITY_OF_BLOCK
 from ..values.tools import ToolEntry
@@ -56,6 +57,7 @@ class ViewSpec:
     sampling_enabled: bool = False
     compat: str | None = None  # "openai": the view runs the window.openai shim
     widget_state: dict[str, Any] | None = None  # the state the view last kept, restored with it
+    view_rules: ViewRules = field(default_factory=ViewRules)  # the server entry's "views": what needs no asking
 
 
 # Content blocks that reach the conversation and the model as what they are: text, the text of an

@@ -33,6 +33,7 @@ from .effects import (
     Sample,
 )
 from .jsonrpc import Request, RequestId
+from .rules import model_context_refusal
 
 
 class Session(Protocol):
@@ -150,6 +151,9 @@ def update_model_context(s: Session, req: Request) -> list[Effect]:
         return s.reject(req, rpc.INVALID_PARAMS, '"content" must be an array of content blocks')
     if structured is not None and not isinstance(structured, dict):
         return s.reject(req, rpc.INVALID_PARAMS, '"structuredContent" must be an object')
+    refused = model_context_refusal(s.spec.server, s.spec.view_rules)
+    if refused is not None:
+        return s.reject(req, rpc.REFUSED, f"{M.UPDATE_MODEL_CONTEXT} refused: {refused}")
     s.model_context = ModelContextUpdated(content, structured)  # each update replaces the last
     return [s.model_context, PostToView(rpc.result(req.id, {}))]
 

@@ -48,6 +48,7 @@ from .lifecycle import HostToView
 from .pending import PendingRequests
 from .ratelimit import MessageRate, over_rate
 from .requests import REQUEST_HANDLERS
+from .rules import view_rule
 from .states import ENDED, Step, ToolPhase, advance
 
 # Frames deeper than 256 levels are cut before they are parsed; a depth rule above that would
@@ -261,7 +262,16 @@ class ViewSession(HostToView, DisplayControl, Boot):
     def ask(self, req: Request, kind: ConsentKind, title: str, detail: str, on_allow: list[Effect], *,
             answer_later: bool = False, subject: str = "", can_remember: bool = False,
             reason: str = "needs the person's consent", extra: dict[str, Any] | None = None) -> list[Effect]:
-        """Put the request to the person; ``on_allow`` happens if they allow it (:meth:`answer_consent`)."""
+        """Put the request to the person; ``on_allow`` happens if they allow it (:meth:`answer_consent`).
+        The server's entry may allow or deny the kind of request outright (``"views"``): then nobody is asked."""
+        rule, why = view_rule(self.spec.server, self.spec.view_rules, kind)
+        if rule == "deny":
+            return self.reject(req, rpc.REFUSED, f"{req.method} refused: {why}")
+        if rule == "allow":
+            if answer_later:
+                self._pending.add(req.id)
+                return [Decided(req.method, req.id, "allowed", why), *on_allow]
+            return [Decided(req.method, req.id, "allowed", why), *on_allow, PostToView(rpc.result(req.id, {}))]
         self._pending.add_question(req, on_allow, answer_later)
         return [Decided(req.method, req.id, "asked", reason),
                 AskConsent(req.id, kind, title, detail, subject or title, can_remember, extra or {})]

@@ -7,6 +7,7 @@ from dataclasses import replace
 from ...chat.agent import AgentLoop
 from ...chat.models import make_adapter
 from ...config.host import HostConfig
+from ...config.policies import Decision
 from ...config.servers import default_watch_paths
 from ...errors import ConfigError
 from ...policy.consent import ConsentPolicy, SamplingPolicy
@@ -51,11 +52,12 @@ def reviewed(template: Template) -> Template:
 
 
 def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
-               server_headers: ServerHeaders | None = None) -> Host:
+               server_headers: ServerHeaders | None = None, loopback_servers: bool = False) -> Host:
     """Everything but the servers' connections and the bus, which start with :meth:`Host.start`.
 
-    Raises :class:`ConfigError` for a wrong model and :class:`DatabaseError` for a database
-    that cannot be opened or migrated.
+    ``loopback_servers``: servers on this machine are allowed without being listed (`serve`; an
+    embedding lists them in ``allowedServerHosts``). Raises :class:`ConfigError` for a wrong model and
+    :class:`DatabaseError` for a database that cannot be opened or migrated.
     """
     if sandbox.host_allowed(host_origin.split("://", 1)[-1]):
         raise ConfigError(f"the sandbox origin {sandbox.template} would include the host page's own origin "
@@ -71,16 +73,23 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     signins = SignIns(ServerCredentials(engine, TokenCipher.configured(config.token_key)), bus, audit)
     sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks
     asks = HostAsks(sampling, agent, audit)
+    servers = ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
+                            config.apps.for_server, server_headers,
+                            AuthSetup(signins.credentials, signins, config.origin or host_origin),
+                            hosts=replace(config.allowed_server_hosts, loopback=loopback_servers))
+
+    def entry_consent(name: str) -> dict[str, Decision]:
+        conn = servers.connections.get(name)
+        return conn.spec.consent if conn is not None else {}
+
     return Host(
-        servers=ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
-                              config.apps.for_server, server_headers,
-                              AuthSetup(signins.credentials, signins, config.origin or host_origin)),
+        servers=servers,
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,
         stores=stores,
         audit=audit,
-        consent=ConsentPolicy(config.consent),
+        consent=ConsentPolicy(config.consent, entry_rules=entry_consent),
         sampling=sampling,
         asks=asks,
         trust_lists=config.trust,

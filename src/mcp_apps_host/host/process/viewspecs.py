@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...config.serverpolicy import ViewRules
 from ...policy.csp import allow_attribute, granted_permissions
+from ...policy.tools import tool_refusal
 from ...values.templates import Template
 from ...values.tools import ToolEntry
 from ...views.context import ViewSpec
@@ -35,6 +37,7 @@ def view_spec(host: Host, call_id: int | None, entry: ToolEntry, template: Templ
         sampling_enabled=_sampling_enabled(host, server),
         compat=template.compat,
         widget_state=widget_state,
+        view_rules=_view_rules(host, server),
     )
 
 
@@ -51,8 +54,17 @@ def _decide_tool_call(host: Host, server: str, name: str) -> tuple[str, str, boo
     entry = host.servers.tool(server, name)
     if entry is None:
         return "deny", f"server {server!r} has no tool {name!r}", False
+    conn = host.servers.connections.get(server)
+    refused = tool_refusal(conn.spec.tools, entry) if conn is not None else None
+    if refused is not None:
+        return "deny", refused, False
     decision, reason = host.consent.decide(server, entry, "view")
     return decision, reason, decision == "ask" and host.consent.can_remember(server, name)
+
+
+def _view_rules(host: Host, server: str) -> ViewRules:
+    conn = host.servers.connections.get(server)
+    return conn.spec.views if conn is not None else ViewRules()
 
 
 def _sampling_enabled(host: Host, server: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from ...chat.tools import ModelTool, ToolTable, ViewTools, tool_table_from_entries, with_app_tools
 from ...errors import CallFailed
+from ...policy.tools import tool_refusal
 from ...values import protocol as M
 from ...values.apptools import AppTool
 from ...values.calls import CallRecord
@@ -52,7 +53,9 @@ class OfferedTools:
         """The model's tools: every server's (with "model" visibility), then the views' own."""
         servers = self.tab.host.servers.connections.values()
         table = tool_table_from_entries(t for conn in servers for t in conn.tools.values())
-        return with_app_tools(table, self.offered.values())
+        refused = frozenset((t.server, t.name) for conn in servers for t in conn.tools.values()
+                            if tool_refusal(conn.spec.tools, t) is not None)
+        return with_app_tools(table.withholding(refused), self.offered.values())  # refused: not offered
 
     def _send(self, handle: str) -> None:
         group = self.offered.get(handle)

@@ -19,11 +19,14 @@ from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from mcp_types import URL_ELICITATION_REQUIRED
 
 from ...errors import CallFailed, ServerUnavailable
+from ...policy.tools import tool_refusal
 from ...servers.connection import ProgressFn
 from ...servers.oauth import PersonNeeded
 from ...values import protocol as M
 from ...values.calls import ENDED_WITH_RESULT, CallRecord, CallSource, CallStatus
-from ...views.jsonrpc import INTERNAL_ERROR
+from ...values.decisions import Direction
+from ...values.tools import ToolEntry
+from ...views.jsonrpc import INTERNAL_ERROR, REFUSED
 from ..process.core import Host
 from . import frames as f
 from .asking import TabAsks
@@ -80,6 +83,15 @@ class CallRunner:
     def new_id(self) -> int:
         return next(self._ids)
 
+    def refusal(self, server: str, tool: str) -> str | None:
+        """Why the server's entry (``"tools"``) refuses this tool, or None. A tool the server has not listed
+        is judged without annotations: under read-only or only it is refused."""
+        conn = self.host.servers.connections.get(server)
+        if conn is None:
+            return None  # the call fails on its own: no such server
+        entry = conn.tools.get(tool) or ToolEntry(server, tool, {}, None, frozenset())
+        return tool_refusal(conn.spec.tools, entry)
+
     async def for_view(self, server: str, tool: str, arguments: dict[str, Any],
                        on_progress: ProgressFn) -> dict[str, Any]:
         record = CallRecord(server, tool, arguments, "view")
@@ -131,6 +143,13 @@ class CallRunner:
 
         card.started(server, tool, arguments, source, app_tool_of.label if app_tool_of else None)
         to_server = app_tool_of is None
+        # The one place every call to a server passes, whoever made it: the server's tool rules.
+        refused = self.refusal(server, tool) if to_server else None
+        if refused is not None:
+            self.audit(_FROM[source], M.TOOLS_CALL, server=server, msg_id=call_id, decision="refused", reason=refused,
+                       payload={"name": tool, "arguments": arguments})
+            finish("failed", None, refused)
+            raise CallFailed(refused, REFUSED)
         if to_server:
             self.audit("host->server", M.TOOLS_CALL, server=server, msg_id=call_id, reason=f"called by the {source}",
                        payload={"name": tool, "arguments": arguments})
@@ -194,6 +213,9 @@ class CallRunner:
                 continue
             if asked.cancelled() or asked.result() is not True:
                 raise CallFailed(f"{server}: the person did not finish on the page the server asked for")
+
+
+_FROM: dict[CallSource, Direction] = {"model": "model->host", "view": "view->host", "person": "host->server"}
 
 
 def _describe_call_error(server: str, tool: str, exc: Exception) -> str:

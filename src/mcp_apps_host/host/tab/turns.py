@@ -222,12 +222,15 @@ class Turns:
             return ToolOutcome.error(f"tool {tool!r} of server {server!r} is not available")
         if call.mounting is not None:
             await asyncio.wait([call.mounting])
-        decision, reason = tab.host.consent.decide(server, entry, "model")
-        tab.audit("model->host", M.TOOLS_CALL, server=server, msg_id=call.call_id,
-                  decision="allowed" if decision == "allow" else "refused" if decision == "deny" else "asked",
-                  reason=reason, payload={"name": tool, "arguments": arguments})
-        if decision == "deny" or (decision == "ask" and not await tab.consents.ask_model_tool_call(entry, arguments)):
-            return self._not_run(call, server, tool, arguments, reason if decision == "deny" else "the person declined")
+        if tab.runner.refusal(server, tool) is None:  # refused by the server's tool rules: nobody is asked
+            decision, reason = tab.host.consent.decide(server, entry, "model")
+            tab.audit("model->host", M.TOOLS_CALL, server=server, msg_id=call.call_id,
+                      decision="allowed" if decision == "allow" else "refused" if decision == "deny" else "asked",
+                      reason=reason, payload={"name": tool, "arguments": arguments})
+            if decision == "deny" or (decision == "ask"
+                                      and not await tab.consents.ask_model_tool_call(entry, arguments)):
+                return self._not_run(call, server, tool, arguments,
+                                     reason if decision == "deny" else "the person declined")
         try:
             result = await tab.runner.run(call.call_id, server, tool, arguments, "model", record=call.record)
         except CallFailed as exc:
