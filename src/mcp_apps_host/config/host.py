@@ -50,6 +50,9 @@ class HostConfig:
     watch_debounce_ms: int = 300
     # The level of the log messages servers are asked to send (MCP logging levels).
     server_log_level: str = "info"
+    # The admin API key (`Authorization: Bearer KEY` on /api/admin/…): `--admin-key`, MCP_APPS_HOST_ADMIN_KEY,
+    # or create_app(admin_key=…); None: the audit stream is closed.
+    admin_key: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config", base: Path | None = None,

@@ -15,8 +15,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..config.servers import ServerSpec
-from ..errors import ServerUnavailable
+from ..errors import NotGranted, ServerUnavailable
 from ..settings import Limits
+from ..values.grants import EVERYONE, Access
 from ..values.identity import Identity
 from ..values.templates import Template
 from ..values.tools import ToolEntry
@@ -35,9 +36,15 @@ class ServerManager:
                  apps: Callable[[ServerSpec], bool] = lambda spec: True,
                  server_headers: ServerHeaders | None = None, auth: AuthSetup | None = None) -> None:
         self.limits = limits
+        self._prepare = prepare_template
+        self._apps = apps
         self._shared = {s.name: ServerConnection(s, limits, self._changed, prepare_template, asks, log_level,
                                                  apps(s), auth)
                         for s in specs}
+        # Who may use each server (the registry's tenant and grants); a server not here is everyone's.
+        self._access: dict[str, Access] = {}
+        self._revision = [0]  # bumped when a server comes or goes (shared with every person's view)
+        self._task_of: dict[str, asyncio.Task[None]] = {}  # each shared connection's running task
         self.server_headers = server_headers
         self.auth = auth
         self._asks = asks
@@ -58,15 +65,67 @@ class ServerManager:
     def connections(self) -> dict[str, ServerConnection]:
         if self._person is None:
             return self._shared
-        if self._seen != len(self._per_person):
-            self._seen = len(self._per_person)
-            self._mine = {name: self._personal_connection(self._person, conn) for name, conn in self._shared.items()}
+        seen = len(self._per_person) * 1_000_003 + self._revision[0]
+        if self._seen != seen:
+            self._seen = seen
+            who = self._person.identity
+            self._mine = {name: self._personal_connection(self._person, conn) for name, conn in self._shared.items()
+                          if self.access(name).visible_to(who) and self.access(name).refusal(name, who) is None}
         return self._mine
+
+    def access(self, server: str) -> Access:
+        return self._access.get(server, EVERYONE)
 
     def start(self) -> None:
         self._started = True
         for conn in self._shared.values():
-            self._run(conn)
+            self._task_of[conn.name] = self._run(conn)
+
+    # ---- servers that come and go while the host runs (the registry) ---------------------------
+
+    def put_server(self, spec: ServerSpec, access: Access) -> None:
+        """Run ``spec`` under its name, replacing what ran under it; the same spec again only changes who may
+        use it. The old connection finishes its calls in flight before it is closed."""
+        old = self._shared.get(spec.name)
+        self._access[spec.name] = access
+        if old is None or old.spec != spec:
+            if old is not None:
+                self._retire(old)
+            conn = ServerConnection(spec, self.limits, self._changed, self._prepare, self._asks, self._log_level,
+                                    self._apps(spec), self.auth)
+            self._shared[spec.name] = conn
+            if self._started:
+                self._task_of[spec.name] = self._run(conn)
+        self._revision[0] += 1
+        self._tell()
+
+    def remove_server(self, name: str) -> None:
+        """Take ``name`` away: no new call reaches it; the calls in flight finish, then it is closed."""
+        conn = self._shared.pop(name, None)
+        self._access.pop(name, None)
+        if conn is None:
+            return
+        self._retire(conn)
+        self._revision[0] += 1
+        self._tell()
+
+    def _retire(self, conn: ServerConnection) -> None:
+        tasks = [t for t in (self._task_of.pop(conn.name, None),) if t is not None]
+        conns = [conn]
+        for key in [k for k in self._personal if k[2] == conn.name]:
+            personal, task = self._personal.pop(key)
+            conns.append(personal)
+            if task is not None:
+                tasks.append(task)
+
+        async def close() -> None:
+            await asyncio.gather(*(c.finish_calls(self.limits.tool_call_timeout) for c in conns))
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if self._started:
+            self._tasks.append(asyncio.get_running_loop().create_task(close(), name=f"server-retire:{conn.name}"))
 
     def _run(self, conn: ServerConnection) -> asyncio.Task[None]:
         task = asyncio.create_task(conn.run(), name=f"server:{conn.name}")
@@ -74,10 +133,8 @@ class ServerManager:
         return task
 
     def personal(self, identity: Identity, base_path: str = "") -> ServerManager:
-        """The servers as ``identity`` reaches them: their own connection where `server_headers` gives headers
-        or where the server needs them to sign in."""
-        if self.server_headers is None and self.auth is None:
-            return self
+        """The servers as ``identity`` reaches them: only those granted to them, through their own connection
+        where `server_headers` gives headers or where the server needs them to sign in."""
         view = copy.copy(self)
         view._person, view._mine, view._seen = Person(identity, base_path), {}, -1
         return view
@@ -116,12 +173,21 @@ class ServerManager:
     def _changed(self, conn: ServerConnection) -> None:
         if conn.needs_person:
             self._per_person.add(conn.name)  # every person's view gets their own connection to it
+        self._tell()
+
+    def _tell(self) -> None:
         for listener in list(self._listeners):
             listener()
 
     def get(self, server: str) -> ServerConnection:
         conn = self.connections.get(server)
         if conn is None:
+            who = self._person.identity if self._person is not None else None
+            access = self.access(server)
+            if who is not None and server in self._shared and access.visible_to(who):
+                refusal = access.refusal(server, who)
+                if refusal is not None:  # a stale page, or a model told of it elsewhere: the rule, named
+                    raise NotGranted(refusal)
             known = ", ".join(sorted(self.connections)) or "none"
             raise ServerUnavailable(f"no server named {server!r} (servers: {known})")
         return conn

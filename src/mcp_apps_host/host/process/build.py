@@ -21,12 +21,14 @@ from ...store.credentials import ServerCredentials, TokenCipher
 from ...store.db import default_db_url, open_database
 from ...store.notify import PostgresBus
 from ...store.pins import TemplatePins
+from ...store.registry import ServerRegistry
 from ...store.view_pins import ViewPins
 from ...store.view_records import ViewInstances
 from ...values.templates import Template
 from .bus import Bus, LocalBus, deliver
 from .core import Host, Stores
 from .handles import HandleSigner
+from .registry import RegistrySync
 from .sandbox import Sandbox
 from .serverasks import HostAsks
 from .signins import SignIns
@@ -71,10 +73,13 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     signins = SignIns(ServerCredentials(engine, TokenCipher.configured(config.token_key)), bus, audit)
     sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks
     asks = HostAsks(sampling, agent, audit)
+    servers = ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
+                            config.apps.for_server, server_headers,
+                            AuthSetup(signins.credentials, signins, config.origin or host_origin))
     return Host(
-        servers=ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
-                              config.apps.for_server, server_headers,
-                              AuthSetup(signins.credentials, signins, config.origin or host_origin)),
+        servers=servers,
+        registry=RegistrySync(ServerRegistry(engine), servers, bus, audit, config.servers),
+        admin_key=config.admin_key,
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,
