@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import ConfigError
-from ..values.grants import Grants
 from .servers import ServerSpec, parse_config
 
 # Keys of the entry itself: the config file's, and the per-server policy sections read by their own parsers.
@@ -30,7 +29,7 @@ class RegistryEntry:
     """One server of the registry: its spec, who may use it, whether it runs, and the body as stored."""
 
     spec: ServerSpec
-    grants: Grants
+    grants: tuple[tuple[str, ...], tuple[str, ...]]  # (users, groups); both empty: everyone in the tenant
     enabled: bool
     body: Mapping[str, Any]
 
@@ -41,13 +40,12 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v.strip() for v in value))
 
 
-def parse_grants(value: Any, where: str) -> Grants:
+def parse_grants(value: Any, where: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if value is None:
-        return Grants()
+        return (), ()
     if not isinstance(value, dict) or set(value) - {"users", "groups"}:
         raise ConfigError(f'{where} must be an object with only "users" and "groups" (lists of names)')
-    return Grants(users=_names(value.get("users", []), f"{where}.users"),
-                  groups=_names(value.get("groups", []), f"{where}.groups"))
+    return _names(value.get("users", []), f"{where}.users"), _names(value.get("groups", []), f"{where}.groups")
 
 
 def parse_entry(name: str, body: Any, source: str = "registry") -> RegistryEntry:

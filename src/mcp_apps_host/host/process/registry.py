@@ -22,7 +22,7 @@ from ...servers.manager import ServerManager
 from ...store.audit import AuditLog
 from ...store.audit_events import AuditEvent
 from ...store.registry import ServerRegistry, StoredServer
-from ...values.grants import Access
+from ...values.grants import Access, Grants
 from ...values.identity import Identity
 from .bus import Bus
 
@@ -97,7 +97,7 @@ class RegistrySync:
             if entry is None or not entry.enabled:
                 self.servers.remove_server(name)
             else:
-                self.servers.put_server(entry.spec, Access(row.tenant, entry.grants))
+                self.servers.put_server(entry.spec, Access(row.tenant, Grants(*entry.grants)))
 
     # ---- what the admin API does ---------------------------------------------------------------------
 
