@@ -3,7 +3,8 @@
     pip install 'mcp-apps-host[postgres]' fastapi
     EMBED_DATABASE=postgresql+psycopg://localhost/apps python examples/embed_fastapi.py --workers 2
 
-then open http://127.0.0.1:8000/login?user=alice (and, in another browser, ?user=bob).
+then open http://127.0.0.1:8000/login?user=alice&groups=sales (and, in another browser, ?user=bob;
+?user=admin is the tenant's admin, who manages its servers).
 
 The sign-in here is a toy (a signed cookie naming the user); a real console uses its own.
 What matters is the `identity` callable: it tells mcp-apps-host who each request is for,
@@ -11,7 +12,7 @@ and everything the host keeps â€” conversations, views, consents, pins, audit â€
 Settings come from the environment, so every worker process builds the same app:
 EMBED_PORT (8000), EMBED_DATABASE (SQLite next to this file), EMBED_SECRET (signs the
 cookie and the views' handles; every worker needs the same one), EMBED_CONFIG (a config
-file with `mcpServers`; default: the bundled demo servers).
+file with `mcpServers`; default: the bundled demo servers), EMBED_ADMIN_KEY (the admin API key).
 """
 
 from __future__ import annotations
@@ -60,15 +61,16 @@ cookies = URLSafeSerializer(SECRET, salt="toy sign-in")
 async def identity(conn: HTTPConnection) -> Identity | None:
     """The console's sign-in, as mcp-apps-host asks for it: who is this request for?"""
     try:
-        user = cookies.loads(conn.cookies.get("who", ""))
-    except BadSignature:
+        user, groups = cookies.loads(conn.cookies.get("who", ""))
+    except (BadSignature, ValueError):
         return None
-    return Identity(user, tenant="team", admin=user == "admin")
+    return Identity(user, tenant="team", admin=user == "admin", groups=tuple(groups))
 
 
-async def login(user: str) -> RedirectResponse:
+async def login(user: str, groups: str = "") -> RedirectResponse:
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie("who", cookies.dumps(user), httponly=True, samesite="lax")
+    names = [g for g in groups.split(",") if g]  # a real console takes them from its directory
+    response.set_cookie("who", cookies.dumps([user, names]), httponly=True, samesite="lax")
     return response
 
 
@@ -81,7 +83,7 @@ async def home(request: Request) -> str:
 
 def make() -> FastAPI:
     """The console (an app factory: `uvicorn --factory embed_fastapi:make`)."""
-    apps = create_app(host_config(), identity=identity)
+    apps = create_app(host_config(), identity=identity, admin_key=os.environ.get("EMBED_ADMIN_KEY") or None)
     app = FastAPI(lifespan=apps.lifespan)  # the host starts and stops with the console
     app.mount("/apps", apps)
     app.get("/login")(login)

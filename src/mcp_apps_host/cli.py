@@ -65,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="worker processes behind the port (more than one needs a PostgreSQL --db)")
         p.add_argument("--token", help="access token (default: a random one each start)")
         p.add_argument("--no-open", action="store_true", help="do not open a browser")
+        p.add_argument("--admin-key", default=os.environ.get("MCP_APPS_HOST_ADMIN_KEY") or None, metavar="KEY",
+                       help="the admin API key (Authorization: Bearer KEY), e.g. for the audit stream "
+                            "(default: $MCP_APPS_HOST_ADMIN_KEY; none: the stream is closed)")
         p.add_argument("--db", metavar="URL", help="SQLAlchemy database URL (default: SQLite in ~/.local/share)")
         p.add_argument("--model", default=None, metavar="SPEC",
                        help="none (default: call tools directly), openai:MODEL (any OpenAI-compatible endpoint, "
@@ -98,8 +101,11 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
                     base_url=args.model_base_url or config.model.base_url,
                     max_steps=args.max_steps or config.model.max_steps)
     config = _with_watch_paths(config, args.watch_path)
+    if args.admin_key is not None and len(args.admin_key) < 16:
+        raise ConfigError("--admin-key (or MCP_APPS_HOST_ADMIN_KEY) must be at least 16 characters")
     return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url,
                    watch=args.watch, watch_debounce_ms=check_settings_from_env().watch_debounce_ms,
+                   admin_key=args.admin_key or config.admin_key,
                    apps=AppsSettings(enabled=True, default=True),
                    origin=check_origin(args.origin, "--origin") if args.origin else config.origin,
                    sandbox_origin=check_sandbox_origin(args.sandbox_origin, "--sandbox-origin")

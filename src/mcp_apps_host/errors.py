@@ -83,3 +83,7 @@ class DatabaseError(HostError):
 
 class SignInRequired(ServerUnavailable):
     """A server needs the person to sign in (MCP authorization) and they have not, or declined."""
+
+
+class NotGranted(ServerUnavailable):
+    """A person asked for a server that is not granted to them; the message names the rule (`policy: …`)."""

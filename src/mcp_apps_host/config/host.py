@@ -56,6 +56,9 @@ class HostConfig:
     allowed_server_hosts: ServerHosts = field(default_factory=ServerHosts)
     # "audit": {"retentionDays": N}: audit records older than this are deleted (None: kept).
     audit_retention_days: int | None = None
+    # The admin API key (`Authorization: Bearer KEY` on /api/admin/…): `--admin-key`, MCP_APPS_HOST_ADMIN_KEY,
+    # or create_app(admin_key=…); None: the audit stream is closed.
+    admin_key: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config", base: Path | None = None,

@@ -114,6 +114,9 @@ class ServerConnection:
         self._waiters: set[asyncio.Future[None]] = set()  # calls waiting for the person to sign in
         self._auth_error: SignInRequired | None = None  # why the latest sign-in failed, until it is told
         self._elicitations: dict[str, asyncio.Event] = {}  # URL elicitations the server may say are complete
+        self._calls = 0  # tool calls in flight: a server taken out of the registry lets them finish
+        self._idle = asyncio.Event()
+        self._idle.set()
         if spec.url and auth is not None:
             if person is not None:
                 self.signin = SignIn(person.identity, spec.name, auth.board, self._signin_changed)
@@ -415,8 +418,24 @@ class ServerConnection:
             raise ServerUnavailable(f"server {self.name!r} is not connected ({self.status}{detail})")
         return self._client
 
+    async def finish_calls(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) until no tool call is in flight on this connection."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), timeout)
+
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         progress: ProgressFn | None = None) -> dict[str, Any]:
+        self._calls += 1
+        self._idle.clear()
+        try:
+            return await self._call_tool_once(name, arguments, progress)
+        finally:
+            self._calls -= 1
+            if not self._calls:
+                self._idle.set()
+
+    async def _call_tool_once(self, name: str, arguments: dict[str, Any],
+                              progress: ProgressFn | None) -> dict[str, Any]:
         result = await self._call_tool(name, arguments, progress)
         if (challenge := www_authenticate(result)) is None or self._auth is None:
             return result

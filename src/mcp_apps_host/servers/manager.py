@@ -17,8 +17,9 @@ from typing import Any
 from ..config.entrypolicy import person_headers, uses_person, without_person
 from ..config.serverhosts import SERVE_HOSTS, ServerHosts
 from ..config.servers import ServerSpec
-from ..errors import ServerUnavailable
+from ..errors import NotGranted, ServerUnavailable
 from ..settings import Limits
+from ..values.grants import EVERYONE, Access
 from ..values.identity import Identity
 from ..values.templates import Template
 from ..values.tools import ToolEntry
@@ -45,17 +46,21 @@ class ServerManager:
                  hosts: ServerHosts = SERVE_HOSTS) -> None:
         self.limits = limits
         self.hosts = hosts
-        # A header template naming the person ({user}, ...) is filled in on each person's own connection; the
-        # shared one, for nobody in particular, goes without it.
-        self._templated = {s.name: s.headers for s in specs if s.url and uses_person(s.headers)}
-        self._shared = {s.name: ServerConnection(replace(s, headers=without_person(s.headers)), own_limits(limits, s),
-                                                 self._changed, prepare_template, asks, log_level, apps(s), auth,
-                                                 hosts=hosts)
-                        for s in specs}
-        self.server_headers = server_headers
-        self.auth = auth
+        self._prepare = prepare_template
+        self._apps = apps
         self._asks = asks
         self._log_level = log_level
+        self.auth = auth
+        # A header template naming the person ({user}, ...) is filled in on each person's own connection; the
+        # shared one, for nobody in particular, goes without it.
+        self._templated: dict[str, dict[str, str]] = {}
+        self._shared = {s.name: self._shared_connection(s)
+                        for s in specs}
+        # Who may use each server (the registry's tenant and grants); a server not here is everyone's.
+        self._access: dict[str, Access] = {}
+        self._revision = [0]  # bumped when a server comes or goes (shared with every person's view)
+        self._task_of: dict[str, asyncio.Task[None]] = {}  # each shared connection's running task
+        self.server_headers = server_headers
         self._listeners: set[Listener] = set()
         self._tasks: list[asyncio.Task[None]] = []
         # (tenant, user, server) -> that person's connection and the task running it
@@ -72,15 +77,76 @@ class ServerManager:
     def connections(self) -> dict[str, ServerConnection]:
         if self._person is None:
             return self._shared
-        if self._seen != len(self._per_person):
-            self._seen = len(self._per_person)
-            self._mine = {name: self._personal_connection(self._person, conn) for name, conn in self._shared.items()}
+        seen = len(self._per_person) * 1_000_003 + self._revision[0]
+        if self._seen != seen:
+            self._seen = seen
+            who = self._person.identity
+            self._mine = {name: self._personal_connection(self._person, conn) for name, conn in self._shared.items()
+                          if self.access(name).visible_to(who) and self.access(name).refusal(name, who) is None}
         return self._mine
+
+    def access(self, server: str) -> Access:
+        return self._access.get(server, EVERYONE)
 
     def start(self) -> None:
         self._started = True
         for conn in self._shared.values():
-            self._run(conn)
+            self._task_of[conn.name] = self._run(conn)
+
+    # ---- servers that come and go while the host runs (the registry) ---------------------------
+
+    def put_server(self, spec: ServerSpec, access: Access) -> None:
+        """Run ``spec`` under its name, replacing what ran under it; the same spec again only changes who may
+        use it. The old connection finishes its calls in flight before it is closed."""
+        old = self._shared.get(spec.name)
+        self._access[spec.name] = access
+        if old is None or old.spec != spec:
+            if old is not None:
+                self._retire(old)
+            conn = self._shared_connection(spec)
+            self._shared[spec.name] = conn
+            if self._started:
+                self._task_of[spec.name] = self._run(conn)
+        self._revision[0] += 1
+        self._tell()
+
+    def _shared_connection(self, spec: ServerSpec) -> ServerConnection:
+        """The connection to ``spec`` for nobody in particular (with no header naming a person)."""
+        if spec.url and uses_person(spec.headers):
+            self._templated[spec.name] = spec.headers
+        else:
+            self._templated.pop(spec.name, None)
+        return ServerConnection(replace(spec, headers=without_person(spec.headers)), own_limits(self.limits, spec),
+                                self._changed, self._prepare, self._asks, self._log_level, self._apps(spec), self.auth,
+                                hosts=self.hosts)
+
+    def remove_server(self, name: str) -> None:
+        """Take ``name`` away: no new call reaches it; the calls in flight finish, then it is closed."""
+        conn = self._shared.pop(name, None)
+        self._access.pop(name, None)
+        if conn is None:
+            return
+        self._retire(conn)
+        self._revision[0] += 1
+        self._tell()
+
+    def _retire(self, conn: ServerConnection) -> None:
+        tasks = [t for t in (self._task_of.pop(conn.name, None),) if t is not None]
+        conns = [conn]
+        for key in [k for k in self._personal if k[2] == conn.name]:
+            personal, task = self._personal.pop(key)
+            conns.append(personal)
+            if task is not None:
+                tasks.append(task)
+
+        async def close() -> None:
+            await asyncio.gather(*(c.finish_calls(self.limits.tool_call_timeout) for c in conns))
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if self._started:
+            self._tasks.append(asyncio.get_running_loop().create_task(close(), name=f"server-retire:{conn.name}"))
 
     def _run(self, conn: ServerConnection) -> asyncio.Task[None]:
         task = asyncio.create_task(conn.run(), name=f"server:{conn.name}")
@@ -88,10 +154,8 @@ class ServerManager:
         return task
 
     def personal(self, identity: Identity, base_path: str = "") -> ServerManager:
-        """The servers as ``identity`` reaches them: their own connection where `server_headers` gives headers
-        or where the server needs them to sign in."""
-        if self.server_headers is None and self.auth is None and not self._templated:
-            return self
+        """The servers as ``identity`` reaches them: only those granted to them, through their own connection
+        where `server_headers` gives headers or where the server needs them to sign in."""
         view = copy.copy(self)
         view._person, view._mine, view._seen = Person(identity, base_path), {}, -1
         return view
@@ -134,12 +198,21 @@ class ServerManager:
     def _changed(self, conn: ServerConnection) -> None:
         if conn.needs_person:
             self._per_person.add(conn.name)  # every person's view gets their own connection to it
+        self._tell()
+
+    def _tell(self) -> None:
         for listener in list(self._listeners):
             listener()
 
     def get(self, server: str) -> ServerConnection:
         conn = self.connections.get(server)
         if conn is None:
+            who = self._person.identity if self._person is not None else None
+            access = self.access(server)
+            if who is not None and server in self._shared and access.visible_to(who):
+                refusal = access.refusal(server, who)
+                if refusal is not None:  # a stale page, or a model told of it elsewhere: the rule, named
+                    raise NotGranted(refusal)
             known = ", ".join(sorted(self.connections)) or "none"
             raise ServerUnavailable(f"no server named {server!r} (servers: {known})")
         return conn

@@ -156,6 +156,7 @@ class AuditFilter:
     since: float | None = None
     until: float | None = None
     after_id: int | None = None
+    through_id: int | None = None  # the last id to read (inclusive)
 
     def __post_init__(self) -> None:
         if self.direction is not None and self.direction not in DIRECTIONS:
@@ -178,6 +179,8 @@ class AuditFilter:
             stmt = stmt.where(e.c.ts < self.until)
         if self.after_id is not None:
             stmt = stmt.where(e.c.id > self.after_id)
+        if self.through_id is not None:
+            stmt = stmt.where(e.c.id <= self.through_id)
         return stmt.order_by(e.c.id)
 
 

@@ -57,7 +57,7 @@ class PostgresBus:
     async def _listen(self) -> None:
         import psycopg
 
-        names = {_channel(c): c for c in ("conversation", "csp-report", "signin")}
+        names = {_channel(c): c for c in ("conversation", "csp-report", "signin", "servers")}
         delay = 0.5
         while True:
             try:

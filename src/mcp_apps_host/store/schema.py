@@ -184,3 +184,18 @@ signin_flows = Table(
     Column("server", String(128), nullable=False),
     Column("created", Float, nullable=False, index=True),
 )
+
+# ---- the server registry --------------------------------------------------------------------------
+
+# Servers an admin added while the host runs, by name (one namespace with the config file's servers):
+# the body as given (an mcpServers entry plus grants and enabled), the tenant it belongs to, who last
+# changed it and when. Every worker builds its connections from these rows.
+registry_servers = Table(
+    "registry_servers",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("tenant", String(128), nullable=False, server_default="default"),
+    Column("body", Text, nullable=False),  # JSON
+    Column("updated", Float, nullable=False),
+    Column("updated_by", String(256), nullable=False),
+)

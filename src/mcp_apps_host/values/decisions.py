@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Literal
 
 # Who sent a recorded message to whom.
-Direction = Literal["view->host", "host->view", "host->server", "server->host", "model->host"]
+# (`admin->host`: an admin changed what the host runs, e.g. the server registry.)
+Direction = Literal["view->host", "host->view", "host->server", "server->host", "model->host", "admin->host"]
 # What the host decided about it: by policy (allowed, refused), or by the person (asked, then consented or declined).
 Decision = Literal["allowed", "refused", "asked", "consented", "declined"]
 # What a consent dialog asks about.

@@ -13,8 +13,8 @@ DEFAULT_TENANT = "default"
 
 @dataclass(frozen=True)
 class Identity:
-    """``user`` within ``tenant``; ``admin`` may export the whole tenant's audit trail; ``groups`` are the
-    groups the embedding's sign-in puts them in."""
+    """``user`` within ``tenant``; ``admin`` may export the whole tenant's audit trail and manage its
+    servers; ``groups`` are the groups the embedding's sign-in puts them in (what server grants name)."""
 
     user: str
     tenant: str = DEFAULT_TENANT
@@ -32,10 +32,11 @@ class Identity:
                 raise ConfigError(f"Identity.{name} must be 1-{limit} printable characters, not {value!r}")
         if not isinstance(self.admin, bool):
             raise ConfigError(f"Identity.admin must be true or false, not {self.admin!r}")
+        if isinstance(self.groups, (list, set, frozenset)):  # whatever collection a sign-in gives: one tuple
+            object.__setattr__(self, "groups", tuple(self.groups))
         if not isinstance(self.groups, tuple) or not all(
                 isinstance(g, str) and g and len(g) <= 256 and g.isprintable() for g in self.groups):
-            raise ConfigError(f"Identity.groups must be a tuple of names of 1-256 printable characters, "
-                              f"not {self.groups!r}")
+            raise ConfigError(f"Identity.groups must be names of 1-256 printable characters, not {self.groups!r}")
 
 
 CONSOLE = Identity(CONSOLE_USER, DEFAULT_TENANT, admin=True)

@@ -27,7 +27,7 @@ from starlette.websockets import WebSocket
 from ..host.process.core import Host
 from ..policy.csp import host_page_csp
 from ..store.audit import AuditFilter
-from . import oauth
+from . import admin, oauth
 from .access import COOKIE, Access
 from .middleware import CookieBackend, HostHeaderMiddleware, Person, SameOriginMiddleware
 from .sandbox import sandbox_app
@@ -186,6 +186,7 @@ ROUTES = [
     Route("/api/audit/payload/{sha256}", audit_payload),
     WebSocketRoute("/ws", ws),
     *(Route(path, endpoint) for path, endpoint in oauth.ROUTES),
+    *(Route(path, endpoint, methods=methods) for path, endpoint, methods in admin.ROUTES),
     Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
 ]
 

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -83,7 +84,7 @@ class HostApp:
 
 
 def create_app(config: HostConfig | Mapping[str, Any], *, identity: IdentityFn | None = None,
-               server_headers: ServerHeaders | None = None) -> HostApp:
+               server_headers: ServerHeaders | None = None, admin_key: str | None = None) -> HostApp:
     """One ASGI app: the host page, its API and WebSocket, and the sandbox proxy.
 
     ``config``: a :class:`HostConfig`, or a dict in the config file's shape. Its ``origin`` is
@@ -93,6 +94,8 @@ def create_app(config: HostConfig | Mapping[str, Any], *, identity: IdentityFn |
     (``app.access.token``) and the page opens at ``ORIGIN/PREFIX/?token=…``. ``server_headers``:
     ``(identity, server) -> headers | None`` for HTTP servers whose calls must run as the signed-in
     person (each such person gets their own connection); None shares the server's connection.
+    ``admin_key``: the admin API key (``Authorization: Bearer KEY`` on ``/api/admin/…``: the server
+    registry and the audit stream); None: only signed-in admins manage servers, and the stream is closed.
     """
     if not isinstance(config, HostConfig):
         config = HostConfig.from_dict(config, "create_app config")
@@ -100,5 +103,9 @@ def create_app(config: HostConfig | Mapping[str, Any], *, identity: IdentityFn |
         raise ConfigError("create_app: config.origin is required: the origin people open the host page on, "
                           "e.g. 'https://console.example.com' (it is never taken from a request's headers)")
     origin = config.origin
+    if admin_key is not None:
+        if not isinstance(admin_key, str) or len(admin_key) < 16:
+            raise ConfigError("create_app: admin_key must be a string of at least 16 characters")
+        config = replace(config, admin_key=admin_key)
     host = build_host(config, host_origin=origin, sandbox=_sandbox_for(config, origin), server_headers=server_headers)
     return HostApp(host, _gate(origin, identity))

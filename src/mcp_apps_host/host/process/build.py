@@ -22,12 +22,14 @@ from ...store.credentials import ServerCredentials, TokenCipher
 from ...store.db import default_db_url, open_database
 from ...store.notify import PostgresBus
 from ...store.pins import TemplatePins
+from ...store.registry import ServerRegistry
 from ...store.view_pins import ViewPins
 from ...store.view_records import ViewInstances
 from ...values.templates import Template
 from .bus import Bus, LocalBus, deliver
 from .core import Host, Stores
 from .handles import HandleSigner
+from .registry import RegistrySync
 from .sandbox import Sandbox
 from .serverasks import HostAsks
 from .signins import SignIns
@@ -84,6 +86,8 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
 
     return Host(
         servers=servers,
+        registry=RegistrySync(ServerRegistry(engine), servers, bus, audit, config.servers),
+        admin_key=config.admin_key,
         limits=config.limits,
         host_origin=host_origin,
         sandbox=sandbox,

@@ -34,6 +34,7 @@ from ...values.templates import Template
 from .bus import Bus, LocalBus
 from .handles import HandleSigner, ViewPass
 from .news import ConversationNews
+from .registry import RegistrySync
 from .sandbox import Sandbox
 from .serverasks import HostAsks
 from .signins import SignIns
@@ -107,6 +108,8 @@ class Host:
     bus: Bus = field(default_factory=LocalBus)
     signins: SignIns | None = None  # people signing in to servers (MCP authorization)
     conversation_news: ConversationNews = field(default_factory=ConversationNews)  # the bus's, by conversation
+    registry: RegistrySync | None = None  # servers admins add while the host runs (None: only the config's)
+    admin_key: str | None = None  # the admin API key (`Authorization: Bearer …`); None: no key is accepted
     views: dict[str, MountedView] = field(default_factory=dict)
     # Called with an origin whose renderer may hang (a view there did not answer its teardown): every
     # tab's frames of one origin share a renderer, so each tab lets go of what it holds there.
@@ -237,6 +240,8 @@ class Host:
         if self.signins is not None:
             self.signins.start()
         self.servers.start()
+        if self.registry is not None:
+            await self.registry.start()
         if self.watch:
             self._watcher = asyncio.create_task(watch_servers(self.servers, self.watch, self.watch_debounce_ms))
 
