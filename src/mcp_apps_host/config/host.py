@@ -1,7 +1,7 @@
 """`HostConfig`: everything a host is started with, as one typed value.
 
 Build it in code, or from a dict in the config file's shape with :meth:`HostConfig.from_dict`
-(``mcpServers`` plus the host's own ``model``, ``consent``, ``sampling`` and ``trust`` sections).
+(``mcpServers`` plus the host's own ``model``, ``consent``, ``sampling``, ``trust`` and ``metrics`` sections).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from ..settings import Limits
 from .deployment import AppsSettings, parse_apps_config, parse_deployment_config
+from .metrics import MetricsSettings, parse_metrics_config
 from .policies import (
     ModelSettings,
     Rules,
@@ -50,6 +51,7 @@ class HostConfig:
     watch_debounce_ms: int = 300
     # The level of the log messages servers are asked to send (MCP logging levels).
     server_log_level: str = "info"
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)  # `/metrics` on a port of its own
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config", base: Path | None = None,
@@ -64,6 +66,7 @@ class HostConfig:
             sampling=parse_sampling_config(data),
             trust=parse_trust_config(data),
             apps=parse_apps_config(data, source),
+            metrics=parse_metrics_config(data, source),
             **parse_deployment_config(data, source),
         )
         return replace(config, **overrides) if overrides else config
