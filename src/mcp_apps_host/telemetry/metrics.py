@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 
 Caller = Literal["model", "person", "view"]
 # How a tool call ended, in the audit trail's terms: the server answered (ok, or a result with isError:
@@ -26,6 +26,8 @@ Outcome = Literal["ok", "error", "failed", "timeout", "cancelled", "refused", "d
 ConsentAnswer = Literal["asked", "allowed", "denied"]
 PrebootEnd = Literal["taken", "lapsed", "dropped"]
 UNKNOWN_TOOL: Final = "(unknown)"
+
+disable_created_metrics()  # a `_created` series beside every counter tells a scrape nothing it needs
 
 # Host-added time is mostly well under a millisecond to tens of them; a server's time runs to minutes.
 _HOST_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
