@@ -91,21 +91,23 @@ def calls_on_record(events: list[dict[str, Any]], tools: set[str]) -> Counter[Ca
     host->server tools/call ("called by the …") and the server's answer or its failure; a view's call
     that never ran is its view->host tools/call refused, or asked and then declined by the person."""
     counts: Counter[CallKey] = Counter()
-    made: dict[tuple[str | None, Any], tuple[str, str, str]] = {}  # (conversation, id) -> server, tool, caller
+    # (conversation, id) -> server, tool, caller of the calls made and not answered yet: first made, first
+    # answered (two tabs of one conversation each number their calls from 0, so an id may repeat).
+    made: dict[tuple[str | None, Any], list[tuple[str, str, str]]] = {}
     asked: dict[tuple[str | None, Any], str] = {}  # a view's request put to the person -> its tool
     for e in events:
         where = (e["conversation"], e["id"])
         if e["method"] == "tools/call" and e["direction"] == "host->server":
             caller = (e["reason"] or "").removeprefix("called by the ")
-            made[where] = (e["server"], _json(e["payload"])["name"], caller)
-        elif e["method"] == "tools/call" and e["direction"] == "server->host" and where in made:
-            server, tool, caller = made.pop(where)
+            made.setdefault(where, []).append((e["server"], _json(e["payload"])["name"], caller))
+        elif e["method"] == "tools/call" and e["direction"] == "server->host" and made.get(where):
+            server, tool, caller = made[where].pop(0)
             result = _json(e["payload"])
             outcome = ("timeout" if "did not answer in time" in e["reason"] else "failed") if e["reason"] \
                 else "error" if result.get("isError") is True else "ok"
             counts[(server, tool, caller, outcome)] += 1
-        elif e["method"] == "notifications/cancelled" and e["direction"] == "host->server" and where in made:
-            server, tool, caller = made.pop(where)
+        elif e["method"] == "notifications/cancelled" and e["direction"] == "host->server" and made.get(where):
+            server, tool, caller = made[where].pop(0)
             counts[(server, tool, caller, "cancelled")] += 1
         elif e["method"] == "tools/call" and e["direction"] == "view->host":
             params = (_json(e["payload"]) or {}).get("params") or {}
@@ -119,10 +121,11 @@ def calls_on_record(events: list[dict[str, Any]], tools: set[str]) -> Counter[Ca
     return counts
 
 
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+def wait_for(condition: Callable[[], Any], what: str | Callable[[], str], timeout: float = 60.0) -> Any:
     deadline = time.monotonic() + timeout
     while not (result := condition()):
-        assert time.monotonic() < deadline, f"{what} did not happen within {timeout:.0f} s"
+        assert time.monotonic() < deadline, f"{what if isinstance(what, str) else what()} did not happen " \
+                                            f"within {timeout:.0f} s"
         time.sleep(0.2)
     return result
 
@@ -285,3 +288,45 @@ def test_serve_runs_with_text_logs_unchanged(start_host):
                     "the unreachable server's warning")
     assert " WARNING mcp_apps_host.servers" in line and not line.startswith("{")
     assert SERVER_SECRET not in line
+
+
+# ---- two workers on PostgreSQL: one /metrics for both ----------------------------------------------------
+
+
+def worker_of(page) -> int:
+    page.wait_for_function("() => document.documentElement.dataset.worker !== undefined", timeout=60_000)
+    return int(page.evaluate("document.documentElement.dataset.worker"))
+
+
+def test_two_workers_are_counted_together(start_host, page_for, postgres):
+    metrics_port = free_port()
+    rec = shlex.join([sys.executable, str(FIXTURES), "rec"])
+    host = start_host(servers={"rec": rec}, extra_args=["--db", postgres.database(), "--workers", "2",
+                                                         "--metrics-port", str(metrics_port)])
+    assert scrape(metrics_port, key=None)[0] == 200  # no key configured: open, on its own port
+    before = tool_calls(scrape(metrics_port)[1])
+    pages = [page_for(host, timeout=180)]
+    by_worker = {worker_of(pages[0]): pages[0]}
+    while len(by_worker) < 2:
+        assert len(pages) < 24, "every tab landed on one worker"
+        pages.append(page_for(host, timeout=180))
+        by_worker.setdefault(worker_of(pages[-1]), pages[-1])
+    # Every tab, whichever worker holds it, is counted by the one endpoint the parent serves.
+    wait_for(lambda: value(scrape(metrics_port)[1], "mcp_apps_host_tabs") == len(pages), "every tab counted")
+    for worker, page in by_worker.items():
+        for n in range(3):
+            call_tool(page, "rec", "record", {"text": f"worker {worker} call {n}"})
+    tools = {"record", "record-slow", "rec-app-only", "write-note"}
+    expected = Counter({("rec", "record", "person", "ok"): 6})
+    seen: list[Counter[CallKey]] = []
+
+    def on_record() -> bool:
+        seen.append(calls_on_record(audit_events(host), tools))
+        return seen[-1] == expected
+
+    wait_for(on_record, lambda: f"the six calls on record (last seen: {seen[-1]})", 120)
+    assert tool_calls(scrape(metrics_port)[1]) - before == expected
+    assert value(scrape(metrics_port)[1], "mcp_apps_host_server_connections", server="rec", state="ready") == 2
+    for page in pages:
+        page.close()
+    wait_for(lambda: value(scrape(metrics_port)[1], "mcp_apps_host_tabs") == 0, "the tabs counted as gone")
