@@ -23,6 +23,7 @@ from uvicorn.supervisors import Multiprocess
 from .check import command as check_command
 from .config.deployment import AppsSettings, check_origin, check_sandbox_origin
 from .config.host import HostConfig
+from .config.metrics import check_metrics_port
 from .config.servers import ServerSpec, apply_root_flags, default_watch_paths, load_config_document, parse_server_arg
 from .demo.catalog import DEMO_SERVERS
 from .errors import ConfigError, HostError
@@ -31,6 +32,8 @@ from .host.process.core import Host
 from .host.process.sandbox import Sandbox
 from .settings import check_settings_from_env, limits_from_env
 from .store.db import default_db_url, open_database
+from .telemetry import exposition, logs
+from .telemetry.logs import LOG_FORMATS, LogFormat
 from .version import __version__
 from .web.access import Access, is_loopback
 from .web.app import HostOrSandbox, console_gate, host_app, host_lifespan
@@ -82,6 +85,11 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--watch-path", action="append", default=[], metavar="NAME=PATH",
                        help="with --watch: a path to watch for server NAME; repeatable")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+        p.add_argument("--log-format", default="text", choices=list(LOG_FORMATS),
+                       help="text (default) or json: one JSON object a line, with the trace id, person and view")
+        p.add_argument("--metrics-port", type=_port_number, default=None, metavar="PORT",
+                       help="serve Prometheus metrics at /metrics on this port of --host, off the console's "
+                            "origin (a key for it goes in the config file: \"metrics\": {\"key\": …})")
     check_command.add_parser(sub)
     return parser
 
@@ -103,6 +111,8 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
     config = _with_watch_paths(config, args.watch_path)
     if args.admin_key is not None and len(args.admin_key) < 16:
         raise ConfigError("--admin-key (or MCP_APPS_HOST_ADMIN_KEY) must be at least 16 characters")
+    if args.metrics_port is not None:
+        config = replace(config, metrics=replace(config.metrics, port=args.metrics_port))
     return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url,
                    watch=args.watch, watch_debounce_ms=check_settings_from_env().watch_debounce_ms,
                    admin_key=args.admin_key or config.admin_key,
@@ -110,6 +120,14 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
                    origin=check_origin(args.origin, "--origin") if args.origin else config.origin,
                    sandbox_origin=check_sandbox_origin(args.sandbox_origin, "--sandbox-origin")
                    if args.sandbox_origin else config.sandbox_origin)
+
+
+def _port_number(text: str) -> int:
+    """`--metrics-port`: argparse reports what is wrong with the flag's value."""
+    try:
+        return check_metrics_port(int(text), "--metrics-port")
+    except (ValueError, ConfigError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)") from exc
 
 
 def _with_watch_paths(config: HostConfig, flags: list[str]) -> HostConfig:
@@ -157,6 +175,9 @@ def _console(args: argparse.Namespace, config: HostConfig, token: str) -> Consol
         loopback = is_loopback(shown_host) and shown_host != "localhost"
         sandbox = Sandbox.on_port("http", "localhost" if loopback else shown_host, args.sandbox_port, loopback)
         ports = [args.port, args.sandbox_port]
+    if config.metrics.port is not None and config.metrics.port in ports:
+        raise ConfigError(f"the metrics port ({config.metrics.port}) must differ from the console's and the "
+                          "sandbox's: /metrics is served off the console's origin")
     return Console(config, Access(token=token, bind_host=shown_host, port=args.port), origin, sandbox, tuple(ports))
 
 
@@ -171,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "check":
         return check_command.main(args)
-    _logging(args.log_level)
+    _logging(args.log_level, args.log_format)
     try:
         config = config_from_args(args)
         if args.workers > 1 and config.secret_key is None:  # every worker must sign view handles alike
@@ -188,6 +209,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         ports = " and :".join(str(p) for p in console.ports)
         print(f"mcp-apps-host: cannot listen on {args.host}:{ports}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    metrics = config.metrics
+    if metrics.port is not None:
+        # With workers, the parent serves the sum of theirs: they write to a folder it makes before they start.
+        folder = exposition.share_across_workers() if args.workers > 1 else None
+        try:
+            exposition.MetricsServer(args.host, metrics.port, metrics.key, folder).start()
+        except OSError as exc:
+            print(f"mcp-apps-host: cannot listen on {args.host}:{metrics.port} for /metrics: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 1
     if args.workers > 1:
         os.environ[WORKER_ENV] = json.dumps({"argv": argv, "token": console.access.token, "secret": config.secret_key})
         _banner(console, args)
@@ -203,7 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _uvicorn(app: HostOrSandbox | str, config: HostConfig, workers: int = 1) -> uvicorn.Config:
-    return uvicorn.Config(app, factory=isinstance(app, str), workers=workers, log_level="warning",
+    # log_config=None: uvicorn's lines go through the host's own handler (text or JSON), not one of its own.
+    return uvicorn.Config(app, factory=isinstance(app, str), workers=workers, log_level="warning", log_config=None,
                           ws_max_size=config.limits.max_ws_frame_bytes)
 
 
@@ -223,14 +255,14 @@ def worker_app() -> HostOrSandbox:
     """One worker of `serve --workers N` (a uvicorn app factory): the same console as its parent."""
     spec = json.loads(os.environ[WORKER_ENV])
     args = _parser().parse_args(spec["argv"])
-    _logging(args.log_level)
+    _logging(args.log_level, args.log_format)
+    exposition.worker_exits()
     config = replace(config_from_args(args), secret_key=spec["secret"])
     return _build(_console(args, config, spec["token"]))[1]
 
 
-def _logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)  # a migration is news only when it fails
+def _logging(level: str, fmt: LogFormat) -> None:
+    logs.setup(level, fmt)
 
 
 def _listen(address: str, port: int) -> socket.socket:

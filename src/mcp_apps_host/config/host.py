@@ -1,7 +1,7 @@
 """`HostConfig`: everything a host is started with, as one typed value.
 
 Build it in code, or from a dict in the config file's shape with :meth:`HostConfig.from_dict`
-(``mcpServers`` plus the host's own ``model``, ``consent``, ``sampling`` and ``trust`` sections).
+(``mcpServers`` plus the host's own ``model``, ``consent``, ``sampling``, ``trust`` and ``metrics`` sections).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from ..settings import Limits
 from .audit import parse_retention
 from .deployment import AppsSettings, parse_apps_config, parse_deployment_config
+from .metrics import MetricsSettings, parse_metrics_config
 from .policies import (
     ModelSettings,
     Rules,
@@ -59,6 +60,7 @@ class HostConfig:
     # The admin API key (`Authorization: Bearer KEY` on /api/admin/…): `--admin-key`, MCP_APPS_HOST_ADMIN_KEY,
     # or create_app(admin_key=…); None: the audit stream is closed.
     admin_key: str | None = None
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)  # `/metrics` on a port of its own
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config", base: Path | None = None,
@@ -75,6 +77,7 @@ class HostConfig:
             apps=parse_apps_config(data, source),
             allowed_server_hosts=ServerHosts.parse(data.get("allowedServerHosts"), f"{source}: allowedServerHosts"),
             audit_retention_days=parse_retention(data.get("audit"), f"{source}: audit"),
+            metrics=parse_metrics_config(data, source),
             **parse_deployment_config(data, source),
         )
         return replace(config, **overrides) if overrides else config

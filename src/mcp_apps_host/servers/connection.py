@@ -30,6 +30,7 @@ from ..config.serverhosts import SERVE_HOSTS, ServerHosts
 from ..config.servers import ServerSpec
 from ..errors import ServerUnavailable, SignInRequired, TemplateError
 from ..settings import Limits
+from ..telemetry import metrics
 from ..values.protocol import APP_MIME_TYPE, EXTENSION_ID, ResourceListing
 from ..values.templates import Template
 from ..values.tools import ToolEntry
@@ -104,6 +105,7 @@ class ServerConnection:
         # views of this server can tell their template may be stale.
         self.generation = 0
         self._restart: str | None = None  # why the server is being restarted now
+        self._counted = metrics.ConnectionState(spec.name)
         self._retry_now = asyncio.Event()
         # Sign-in (MCP authorization): a person's connection asks them; the shared one finds out whether
         # the server needs a person at all (`needs_person`), or signs in as the deployment itself.
@@ -134,7 +136,11 @@ class ServerConnection:
 
     async def run(self) -> None:
         delay = self.limits.reconnect_initial_delay
+        first = True
         while True:
+            if not first:  # after an error, an end, or a restart asked for
+                metrics.SERVER_RESTARTS.labels(self.name).inc()
+            first = False
             self._set(ServerStatus.CONNECTING if self.status != ServerStatus.RETRYING else ServerStatus.RETRYING)
             connections = self.generation
             try:
@@ -302,6 +308,11 @@ class ServerConnection:
 
     def _set(self, status: ServerStatus) -> None:
         self.status = status
+        # A stopped connection is gone (the host stops, a person's connection is let go): no longer counted.
+        if status == ServerStatus.STOPPED:
+            self._counted.end()
+        else:
+            self._counted.set(str(status))
         if status == ServerStatus.READY:
             for waiter in self._waiters:
                 if not waiter.done():
@@ -452,9 +463,10 @@ class ServerConnection:
     async def _call_tool(self, name: str, arguments: dict[str, Any], progress: ProgressFn | None) -> dict[str, Any]:
         client = await self._usable_client()
         try:
-            result = await client.call_tool(
-                name, arguments, read_timeout_seconds=self.limits.tool_call_timeout, progress_callback=progress
-            )
+            with metrics.server_time(self.name):
+                result = await client.call_tool(
+                    name, arguments, read_timeout_seconds=self.limits.tool_call_timeout, progress_callback=progress
+                )
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             raise self._went_away(f"tools/call {name}") from exc
         except MCPError as exc:

@@ -37,6 +37,7 @@ from typing import Any, Final, Self, TypeVar
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
+from ..telemetry import metrics
 from ..values.decisions import Decision, Direction
 from .audit_events import (
     DECISIONS,
@@ -222,6 +223,8 @@ class AuditLog:
             if self._closed:
                 raise RuntimeError("the audit log is closed")
             self._queue.put(item)
+        if isinstance(item[0], Row):
+            metrics.AUDIT_QUEUE_DEPTH.inc()
 
     async def record(self, event: AuditEvent) -> None:
         """Queue the event and return once it is committed (raises if the commit failed).
@@ -333,9 +336,14 @@ class AuditLog:
                     try:
                         if conn is None:
                             conn = self._connect()
+                        started = time.perf_counter()
                         error = self._batches.commit(conn, [row for row, _ in batch])
+                        metrics.AUDIT_COMMIT_SECONDS.observe(time.perf_counter() - started)
                     except Exception as exc:  # could not reconnect: the batch's callers hear why
                         error = exc
+                    metrics.AUDIT_QUEUE_DEPTH.dec(len(batch))
+                    if error is not None:
+                        metrics.AUDIT_FAILURES.inc()
                     if error is not None and conn is not None:
                         # A broken connection (a restarted PostgreSQL, say) is replaced for the next batch.
                         conn.invalidate()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...policy.consent import ConsentPolicy
+from ...telemetry import metrics
 from ...values.tools import ToolEntry
 from .frames import Consent, ConsentDismiss
 from .page import Page
@@ -23,6 +24,7 @@ Answer = Callable[[bool, bool], None]  # (allow, remember)
 
 @dataclass
 class _Question:
+    kind: str
     view: str | None
     on_answer: Answer
     answer_when_withdrawn: bool = False  # someone awaits the answer: a withdrawn question is a "no"
@@ -39,7 +41,9 @@ class Consents:
             answer_when_withdrawn: bool = False) -> int:
         """Show a consent dialog (the `consent` frame's fields but its id); ``on_answer`` gets the reply."""
         consent_id = next(self._ids)
-        self._open[consent_id] = _Question(view, on_answer, answer_when_withdrawn)
+        kind = str(frame.get("kind", "other"))
+        self._open[consent_id] = _Question(kind, view, on_answer, answer_when_withdrawn)
+        metrics.consent(kind, "asked")
         self._page.send(Consent(id=consent_id, view=view, **frame))
         return consent_id
 
@@ -89,6 +93,7 @@ class Consents:
     def reply(self, consent_id: int, allow: bool, remember: bool) -> None:
         question = self._open.pop(consent_id, None)
         if question is not None:
+            metrics.consent(question.kind, "allowed" if allow else "denied")
             question.on_answer(allow, remember)
 
     def withdraw(self, view: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Protocol, assert_never
 
 from ...errors import CallFailed
 from ...servers.connection import ProgressFn
+from ...telemetry import metrics
 from ...values.apptools import AppTool
 from ...values.protocol import SANDBOX_RESOURCE_READY, TOOLS_CALL
 from ...views import effects as fx
@@ -126,7 +127,15 @@ class ViewDriver:
         method = raw.get("method")
         audit("view->host", method if isinstance(method, str) else None, server=self.server, view=self.handle,
               msg_id=raw.get("id"), decision=decision, reason=verdict.reason if verdict else None, payload=raw)
+        if method == TOOLS_CALL and decision == "refused":
+            metrics.tool_call(self.server, self._tool_named(raw), "view", "refused")
         self._apply(effects, audited=verdict)
+
+    def _tool_named(self, request: dict[str, Any]) -> str:
+        """The tool a view's tools/call names, if its server has it (a metric label, so from a known set)."""
+        params = request.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return name if isinstance(name, str) and name in self.session.spec.all_tools else metrics.UNKNOWN_TOOL
 
     async def call_app_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Call a tool the view offers; the CallToolResult, or :class:`CallFailed` saying why there is none."""
@@ -282,6 +291,8 @@ class ViewDriver:
                 ports.audit("view->host", TOOLS_CALL, server=self.server, view=self.handle, msg_id=ask.token,
                             decision="consented",
                             reason=f"the person chose always allow {self.server}/{ask.subject}")
+            if not allow and ask.kind == "tool-call":
+                metrics.tool_call(self.server, ask.subject, "view", "declined")
             self.drive(ev.ConsentAnswered(ask.token, allow))
 
         question = {"kind": ask.kind, "server": self.server, "title": ask.title, "detail": ask.detail,

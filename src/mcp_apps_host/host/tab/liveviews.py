@@ -13,6 +13,7 @@ from typing import Any
 
 from ...policy.csp import allow_attribute
 from ...policy.review import csp_entry_for
+from ...telemetry import metrics
 from ...values.templates import Template
 from ...values.tools import ToolEntry
 from ...views import effects as fx
@@ -71,6 +72,7 @@ class LiveViews:
         view = ViewDriver(mounted, session, self.ports, call_id, instance, trust=trust, pinned=pinned,
                           conversation=conversation)
         self.live[mounted.handle] = view
+        metrics.LIVE_VIEWS.inc()
         self.page.send(f.ViewMount(
             view=mounted.handle, call_id=call_id, server=entry.server, tool=entry.name,
             proxy_url=host.proxy_url(mounted.handle), sandbox_origin=mounted.origin,
@@ -253,7 +255,8 @@ class LiveViews:
 
     def forget(self, view: ViewDriver, remove: bool) -> None:
         view.stop()
-        self.live.pop(view.handle, None)
+        if self.live.pop(view.handle, None) is not None:
+            metrics.LIVE_VIEWS.dec()
         self.lazy.forget(view.handle)
         self.prebooted.view_gone(view)
         self.host.unregister_view(view.handle)

@@ -17,6 +17,7 @@ import asyncio
 import logging
 from typing import Protocol
 
+from ...telemetry import metrics
 from ...values.templates import Template
 from ...values.tools import ToolEntry
 from ...views.effects import ViewState
@@ -51,6 +52,7 @@ class PrebootedViews:
         self._after: dict[str, tuple[ToolEntry, Template]] = {}  # booted once this view is up (by handle)
         self._looked_at: set[str] = set()  # templates `boot_accepted` asked trust about (by `_key`)
         self._lapsed: dict[str, tuple[ToolEntry, Template]] = {}  # ended unused; boot again on `wake` (by `_key`)
+        self._counted = 0  # len(held) as the metric last heard it
 
     def boot_after(self, view: ViewDriver, entry: ToolEntry, template: Template) -> None:
         """Once ``view`` is up (and a moment later, so the two do not race for the CPU), load the next
@@ -69,6 +71,7 @@ class PrebootedViews:
             if held is view:
                 timer.cancel()
                 del self.held[key]
+                self._released("dropped")
                 return True
         return False
 
@@ -126,6 +129,7 @@ class PrebootedViews:
         loop = asyncio.get_running_loop()
         timer = loop.call_later(self.views.host.limits.prebooted_view_max_age, self._lapse, view, entry, template)
         self.held[self._key(template)] = (view, timer)
+        self._released(None)
 
     def take(self, template: Template) -> ViewDriver | None:
         held = self.held.pop(self._key(template), None)
@@ -134,7 +138,9 @@ class PrebootedViews:
         view, timer = held
         timer.cancel()
         if view.handle not in self.views.live or view.session.state != ViewState.RESOURCE_SENT:
+            self._released("dropped")
             return None  # it failed while it waited, or its conversation was closed
+        self._released("taken")
         return view
 
     def clear(self) -> None:
@@ -143,6 +149,7 @@ class PrebootedViews:
             if view.handle in self.views.live:
                 self.views.discard(view, "the booted-ahead view was not needed")
         self.held.clear()
+        self._released("dropped")
         self._after.clear()
         self._looked_at.clear()  # another conversation: its views boot ahead again
         self._lapsed.clear()
@@ -155,6 +162,7 @@ class PrebootedViews:
                 del self.held[key]
                 if view.handle in self.views.live:
                     self.views.discard(view, "its origin's renderer did not answer a teardown")
+        self._released("dropped")
 
     def _key(self, template: Template) -> str:
         """One per template as its server serves it: the same HTML from another server, or with another
@@ -175,10 +183,18 @@ class PrebootedViews:
         if self.held.get(key, (None,))[0] is not view:
             return
         del self.held[key]
+        self._released("lapsed")
         if view.handle in self.views.live:
             self.views.discard(view, f"not taken within prebooted_view_max_age "
                                      f"({self.views.host.limits.prebooted_view_max_age:g} s)")
         self._lapsed[key] = (entry, template)
+
+    def _released(self, how: metrics.PrebootEnd | None) -> None:
+        """The metrics hear how many are held now, and how those no longer held went."""
+        change, self._counted = len(self.held) - self._counted, len(self.held)
+        metrics.PREBOOTED_HELD.inc(change)
+        if how is not None and change < 0:
+            metrics.PREBOOTED_ENDED.labels(how).inc(-change)
 
     def wake(self) -> None:
         """The person is about to call a tool: boot again what lapsed unused."""

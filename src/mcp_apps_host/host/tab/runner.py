@@ -16,12 +16,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
-from mcp_types import URL_ELICITATION_REQUIRED
+from mcp_types import REQUEST_TIMEOUT, URL_ELICITATION_REQUIRED
 
 from ...errors import CallFailed, ServerUnavailable
 from ...policy.tools import tool_refusal
 from ...servers.connection import ProgressFn
 from ...servers.oauth import PersonNeeded
+from ...telemetry import metrics
 from ...values import protocol as M
 from ...values.calls import ENDED_WITH_RESULT, CallRecord, CallSource, CallStatus
 from ...values.decisions import Direction
@@ -149,33 +150,37 @@ class CallRunner:
             self.audit(_FROM[source], M.TOOLS_CALL, server=server, msg_id=call_id, decision="refused", reason=refused,
                        payload={"name": tool, "arguments": arguments})
             finish("failed", None, refused)
+            metrics.tool_call(server, tool, source, "refused")
             raise CallFailed(refused, REFUSED)
         if to_server:
             self.audit("host->server", M.TOOLS_CALL, server=server, msg_id=call_id, reason=f"called by the {source}",
                        payload={"name": tool, "arguments": arguments})
+        timing = metrics.CallTiming()
         try:
             if app_tool_of is not None:
                 result = await app_tool_of.call_app_tool(tool, arguments)
             else:
-                with self.asks.calling(server):  # what the server asks meanwhile is asked in this tab
+                with self.asks.calling(server), metrics.timing_call() as timing:  # asked meanwhile: in this tab
                     result = await self._call_server(server, tool, arguments, relay)
         except asyncio.CancelledError:
             finish("cancelled", None, None)
             if to_server:
                 self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason="cancelled")
+                metrics.tool_call(server, tool, source, "cancelled")
             raise
         except Exception as exc:  # every failure is shown where it happened
             error = _describe_call_error(server, tool, exc)
             finish("failed", None, error)
             if to_server:
                 self.audit("server->host", M.TOOLS_CALL, server=server, msg_id=call_id, reason=error)
+                metrics.tool_call(server, tool, source, "timeout" if _timed_out(exc) else "failed")
             raise CallFailed(error, exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR) from exc
         finish("tool-error" if result.get("isError") is True else "ok", result, None)
         if to_server:
             self.audit("server->host", M.TOOLS_CALL, server=server, msg_id=call_id, payload=result)
+            metrics.tool_call(server, tool, source, "error" if result.get("isError") is True else "ok")
+            metrics.host_time(server, source, time.monotonic() - started - timing.server_seconds)
         return result
-
-
 
     async def _call_server(self, server: str, tool: str, arguments: dict[str, Any],
                            relay: ProgressFn) -> dict[str, Any]:
@@ -216,6 +221,10 @@ class CallRunner:
 
 
 _FROM: dict[CallSource, Direction] = {"model": "model->host", "view": "view->host", "person": "host->server"}
+
+
+def _timed_out(exc: Exception) -> bool:
+    return isinstance(exc, TimeoutError) or (isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT)
 
 
 def _describe_call_error(server: str, tool: str, exc: Exception) -> str:

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...errors import InvalidFrame
+from ...telemetry import metrics
+from ...telemetry.context import about
 from ...values.apptools import AppTool
 from ...values.calls import CallRecord
 from ...values.content import content_text
@@ -108,6 +110,7 @@ class Tab:
         }
         self._generations = {name: c.generation for name, c in host.servers.connections.items()}
         self._unsubscribe = host.servers.subscribe(self._servers_changed)
+        metrics.TABS.inc()
 
     @property
     def page(self) -> Page:
@@ -125,10 +128,13 @@ class Tab:
             log.warning("the page sent a frame the host does not accept: %s", exc)
             self.page.notice(f"The host did not accept a frame from the page ({exc}).", "error")
             return
+        view = getattr(frame, "view", None)  # the frames about one view name its handle
         try:
-            result = self._routes[type(frame)](frame)
-            if inspect.isawaitable(result):
-                await result
+            # Log lines written while this frame is handled (and by the tasks it starts) name who and what.
+            with about(self.host.identity.tenant, self.host.identity.user, view if isinstance(view, str) else None):
+                result = self._routes[type(frame)](frame)
+                if inspect.isawaitable(result):
+                    await result
         except Exception:  # one bad frame must not end the tab
             log.exception("could not handle a %r frame from the page", frame.type)
             self.page.notice(f"The host could not handle that ({frame.type}); see the host's log.", "error")
@@ -263,6 +269,7 @@ class Tab:
 
     async def close(self) -> None:
         """The tab went away: nobody can answer a teardown, so drop everything at once."""
+        metrics.TABS.dec()
         self._unsubscribe()
         for task in self._background:
             task.cancel()

@@ -15,6 +15,7 @@ from ...chat.history import HistoryItem, ModelContextStore, UserMessage, item_fr
 from ...chat.markdown import render_markdown
 from ...chat.tools import ModelTool, ToolTable
 from ...errors import CallFailed, IllegalTransition
+from ...telemetry import metrics
 from ...values import protocol as M
 from ...values.calls import CallRecord
 from ...values.content import error_result
@@ -229,6 +230,7 @@ class Turns:
                       reason=reason, payload={"name": tool, "arguments": arguments})
             if decision == "deny" or (decision == "ask"
                                       and not await tab.consents.ask_model_tool_call(entry, arguments)):
+                metrics.tool_call(server, tool, "model", "refused" if decision == "deny" else "declined")
                 return self._not_run(call, server, tool, arguments,
                                      reason if decision == "deny" else "the person declined")
         try:
