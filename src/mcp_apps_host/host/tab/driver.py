@@ -296,7 +296,10 @@ class ViewDriver:
             self.tasks.pop(request_id, None)
             self.drive(done)
 
-        self.tasks[request_id] = asyncio.get_running_loop().create_task(run())
+        # It runs in its request's trace, whatever frame set it off (the request, or the person's consent).
+        span = self.traced.get(request_id)
+        with trace.use_span(span, end_on_exit=False) if span is not None else nullcontext():
+            self.tasks[request_id] = asyncio.get_running_loop().create_task(run())
 
     def _progress(self, call: fx.ProxyToolCall) -> ProgressFn:
         async def forward(progress: float, total: float | None, message: str | None) -> None:
