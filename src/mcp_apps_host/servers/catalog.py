@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..errors import TemplateError
 from ..settings import Limits
+from ..telemetry import spans
 from ..values.protocol import RESOURCE_NOT_FOUND_CODES
 from ..values.templates import Template
 from ..values.tools import ToolEntry, tool_entry
@@ -67,6 +68,16 @@ async def read_template(client: Client, server: str, uri: str, entry: dict[str, 
     """One template, read and checked; an error (returned, not raised) says what was wrong."""
     if not uri.startswith("ui://"):
         return TemplateError(f"template {uri} of server {server!r}: the URI must start with ui://")
+    with spans.step("resources/read", **{spans.METHOD: "resources/read", spans.SERVER: server,
+                                         spans.RESOURCE_URI: uri[:200]}) as span:
+        read = await _read_template(client, server, uri, entry, limits, prepare, describe)
+        spans.finish(span, "error" if isinstance(read, TemplateError) else "ok", end=False)
+        return read
+
+
+async def _read_template(client: Client, server: str, uri: str, entry: dict[str, Any] | None, limits: Limits,
+                         prepare: Callable[[Template], Template],
+                         describe: Callable[[BaseException], str]) -> Template | TemplateError:
     try:
         with anyio.fail_after(limits.template_read_timeout):
             result = await client.read_resource(uri)

@@ -31,10 +31,12 @@ from mcp.client.auth.utils import (
     handle_protected_resource_response,
 )
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from opentelemetry.trace import Span
 
 from ..config.servers import AuthSpec
 from ..errors import SignInRequired
 from ..settings import SIGNIN_FLOW_MAX_AGE
+from ..telemetry import spans
 from ..values.identity import Identity
 from ..version import __version__
 
@@ -122,12 +124,16 @@ class SignIn:
         self.state: str | None = None
         self._answer: asyncio.Future[Redirect] | None = None
         self._answered = False
+        self._span: Span | None = None  # from the URL offered to the person until the redirect (no URL in it)
 
     async def redirect(self, url: str) -> None:
         """The SDK's redirect handler: nothing opens here; the page offers the URL to the person."""
         state = parse_qs(urlsplit(url).query).get("state", [""])[0]
         self.url, self.state = url, state
         self._answer = asyncio.get_running_loop().create_future()
+        if self._span is not None:
+            spans.finish(self._span, "cancelled")
+        self._span = spans.start("sign-in", **{spans.SERVER: self.server})
         await self._board.begin(self)
         self._on_change()
 
@@ -143,6 +149,9 @@ class SignIn:
             self._board.end(self)
             self.url = self._answer = None
             self._on_change()
+            if self._span is not None:
+                spans.finish(self._span, "signed-in" if answer.error is None and answer.code else "denied")
+                self._span = None
         if answer.error is not None or answer.code is None:
             raise SignInRequired(f"sign-in to server {self.server!r} did not complete: {answer.error or 'no code'}")
         return AuthorizationCodeResult(code=answer.code, state=answer.state, iss=answer.iss)

@@ -15,6 +15,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 from ..host.process.core import Host
 from ..host.tab import frames as f
 from ..host.tab.tab import Tab
+from ..telemetry import answers
 from .deepjson import cut_deep
 
 log = logging.getLogger("mcp_apps_host.web")
@@ -26,18 +27,25 @@ def _is_reply(frame: f.HostFrame) -> bool:
 
 
 async def run_tab(host: Host, socket: WebSocket) -> None:
-    outbox: asyncio.Queue[f.HostFrame] = asyncio.Queue()
-    tab = Tab(host, outbox.put_nowait)
+    # Each frame with the span of the view request it answers, if any: that span ends once it is written.
+    outbox: asyncio.Queue[tuple[f.HostFrame, answers.Answer | None]] = asyncio.Queue()
+    tab = Tab(host, lambda frame: outbox.put_nowait((frame, answers.take())))
 
     async def writer() -> None:
         while True:
             batch = [await outbox.get()]
             while not outbox.empty():
                 batch.append(outbox.get_nowait())
-            if host.audit is not None and any(_is_reply(frame) for frame in batch):
-                await host.audit.drain()
-            for frame in batch:
-                await socket.send_text(frame.to_json())
+            traced = [answer for _, answer in batch if answer is not None]
+            try:
+                if host.audit is not None and any(_is_reply(frame) for frame, _ in batch):
+                    with answers.committing(traced):
+                        await host.audit.drain()
+                for frame, _ in batch:
+                    await socket.send_text(frame.to_json())
+            finally:
+                for answer in traced:
+                    answer.sent()
 
     write_task = asyncio.create_task(writer())
     limit = host.limits.max_ws_frame_bytes
@@ -66,3 +74,7 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
     finally:
         await tab.close()
         write_task.cancel()
+        while not outbox.empty():  # never written: their spans end all the same
+            _, answer = outbox.get_nowait()
+            if answer is not None:
+                answer.sent()

@@ -25,6 +25,7 @@ from ...store.pins import TemplatePins
 from ...store.registry import ServerRegistry
 from ...store.view_pins import ViewPins
 from ...store.view_records import ViewInstances
+from ...telemetry import tracing
 from ...values.templates import Template
 from .bus import Bus, LocalBus, deliver
 from .core import Host, Stores
@@ -64,6 +65,7 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     if sandbox.host_allowed(host_origin.split("://", 1)[-1]):
         raise ConfigError(f"the sandbox origin {sandbox.template} would include the host page's own origin "
                           f"{host_origin}: views must never run on the host page's origin")
+    tracing.install_from_env()  # once per process (each worker builds its own host); OTEL_* decide
     agent = build_agent(config)
     watch = {s.name: paths for s in config.servers if (paths := default_watch_paths(s))} if config.watch else {}
     url = config.database_url or default_db_url()

@@ -29,6 +29,7 @@ from ...store.conversations import Conversations, OwnConversations
 from ...store.pins import TemplatePins
 from ...store.view_pins import OwnViewPins, ViewPins
 from ...store.view_records import ViewInstances, ViewRecord
+from ...telemetry import tracing
 from ...values.identity import CONSOLE, Identity
 from ...values.templates import Template
 from .bus import Bus, LocalBus
@@ -256,3 +257,4 @@ class Host:
             await self.agent.adapter.aclose()
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
+        await tracing.flush()  # the spans still batched, before the process ends

@@ -13,17 +13,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
+from opentelemetry import trace
+from opentelemetry.trace import Span
+
 from ...errors import CallFailed
 from ...servers.connection import ProgressFn
-from ...telemetry import metrics
+from ...telemetry import answers, metrics, spans
 from ...values.apptools import AppTool
-from ...values.protocol import SANDBOX_RESOURCE_READY, TOOLS_CALL
+from ...values.protocol import INITIALIZE, PING, SANDBOX_RESOURCE_READY, TOOLS_CALL
 from ...views import effects as fx
 from ...views import events as ev
-from ...views.jsonrpc import RequestId, json_text
+from ...views.jsonrpc import RequestId, is_id, json_text
+from ...views.requests import REQUEST_HANDLERS
 from ...views.session import ViewSession
 from ..process.core import Host, MountedView
 from . import frames as f
@@ -35,6 +40,9 @@ from .pagetemplates import PageTemplates
 from .ports import ToolRunner
 
 log = logging.getLogger("mcp_apps_host.views")
+# The requests a view may send: each is one trace, named after its method (any other name a view
+# makes up is not a span name).
+VIEW_REQUESTS = frozenset({INITIALIZE, PING, *REQUEST_HANDLERS})
 
 
 class ViewNews(Protocol):
@@ -87,6 +95,8 @@ class ViewDriver:
     tasks: dict[RequestId, asyncio.Task[None]] = field(default_factory=dict)  # requests run for the view
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
     app_calls: dict[RequestId, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # its own tools
+    traced: dict[RequestId, Span] = field(default_factory=dict)  # the view's requests not answered yet
+    consent_spans: dict[RequestId, Span] = field(default_factory=dict)  # questions put to the person
 
     @property
     def handle(self) -> str:
@@ -119,17 +129,41 @@ class ViewDriver:
         if limited is not None and not any(isinstance(e, fx.Refused) for e in limited):
             self._apply(limited)  # refused again in the same burst: answered, not recorded
             return
-        effects = session.handle(ev.FromView(message)) if limited is None else limited
-        # One row for the message, carrying what was decided about it.
-        verdict = next((e for e in effects if isinstance(e, (fx.Refused, fx.Decided))), None)
-        decision = "refused" if isinstance(verdict, fx.Refused) else verdict.decision if verdict else None
-        raw = message if isinstance(message, dict) else {"value": message}
-        method = raw.get("method")
-        audit("view->host", method if isinstance(method, str) else None, server=self.server, view=self.handle,
-              msg_id=raw.get("id"), decision=decision, reason=verdict.reason if verdict else None, payload=raw)
-        if method == TOOLS_CALL and decision == "refused":
-            metrics.tool_call(self.server, self._tool_named(raw), "view", "refused")
-        self._apply(effects, audited=verdict)
+        span = self._trace(message) if limited is None else None  # a flood is not traced
+        with trace.use_span(span, end_on_exit=False) if span is not None else nullcontext():
+            effects = session.handle(ev.FromView(message)) if limited is None else limited
+            # One row for the message, carrying what was decided about it.
+            verdict = next((e for e in effects if isinstance(e, (fx.Refused, fx.Decided))), None)
+            decision = "refused" if isinstance(verdict, fx.Refused) else verdict.decision if verdict else None
+            if span is not None and decision is not None:
+                spans.decided(span, decision)
+            raw = message if isinstance(message, dict) else {"value": message}
+            method = raw.get("method")
+            audit("view->host", method if isinstance(method, str) else None, server=self.server, view=self.handle,
+                  msg_id=raw.get("id"), decision=decision, reason=verdict.reason if verdict else None, payload=raw)
+            if method == TOOLS_CALL and decision == "refused":
+                metrics.tool_call(self.server, self._tool_named(raw), "view", "refused")
+            self._apply(effects, audited=verdict)
+
+    def _trace(self, message: Any) -> Span | None:
+        """The root span of a request the view sent (current while it is handled, and in what runs for it)."""
+        if not isinstance(message, dict) or message.get("method") not in VIEW_REQUESTS or \
+                not is_id(request_id := message.get("id")):
+            return None
+        method: str = message["method"]
+        params = message.get("params")
+        tool = arguments = None
+        if method == TOOLS_CALL and isinstance(params, dict):
+            name = params.get("name")
+            tool = name if isinstance(name, str) and name in self.session.spec.all_tools else None
+            arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else None
+        earlier = self.traced.pop(request_id, None)
+        if earlier is not None:  # the same id again before its answer: the earlier one is not followed further
+            spans.finish(earlier, "cancelled")
+        span = spans.view_request(method, request_id, server=self.server, view=self.handle, tool=tool,
+                                  arguments=arguments)
+        self.traced[request_id] = span
+        return span
 
     def _tool_named(self, request: dict[str, Any]) -> str:
         """The tool a view's tools/call names, if its server has it (a metric label, so from a known set)."""
@@ -159,6 +193,10 @@ class ViewDriver:
     def stop(self) -> None:
         """The view is gone: nothing runs for it any more, and whoever waits on its tools hears why."""
         self.ports.consents.withdraw(self.handle)
+        for span in [*self.consent_spans.values(), *self.traced.values()]:
+            spans.finish(span, "cancelled")
+        self.consent_spans.clear()
+        self.traced.clear()
         for timer in self.timers:
             timer.cancel()
         for task in self.tasks.values():
@@ -181,8 +219,13 @@ class ViewDriver:
                 if message.get("method") != SANDBOX_RESOURCE_READY:  # the template is on record by hash
                     ports.audit("host->view", message.get("method"), server=self.server, view=handle,
                                 msg_id=message.get("id"), payload=message)
-                page.send(f.ViewPost(view=handle, message=ports.page_templates.message(self.mounted.template,
-                                                                                        message)))
+                frame = f.ViewPost(view=handle, message=ports.page_templates.message(self.mounted.template, message))
+                span = self._answered(message)
+                if span is None:
+                    page.send(frame)
+                else:
+                    with answers.answering(span):  # it ends once the answer has left, after its audit commit
+                        page.send(frame)
             case fx.Decided(method, request_id, decision, reason):
                 if effect is not audited:
                     ports.audit("view->host", method, server=self.server, view=handle, msg_id=request_id,
@@ -263,7 +306,10 @@ class ViewDriver:
             self.tasks.pop(request_id, None)
             self.drive(done)
 
-        self.tasks[request_id] = asyncio.get_running_loop().create_task(run())
+        # It runs in its request's trace, whatever frame set it off (the request, or the person's consent).
+        span = self.traced.get(request_id)
+        with trace.use_span(span, end_on_exit=False) if span is not None else nullcontext():
+            self.tasks[request_id] = asyncio.get_running_loop().create_task(run())
 
     def _progress(self, call: fx.ProxyToolCall) -> ProgressFn:
         async def forward(progress: float, total: float | None, message: str | None) -> None:
@@ -280,10 +326,27 @@ class ViewDriver:
         self.ports.page.send(f.ViewDisplayMode(view=self.handle, mode=session.display_mode,
                                                available=session.available_modes()))
 
+    def _answered(self, message: dict[str, Any]) -> Span | None:
+        """The span of the request ``message`` answers, with its outcome; None when it is not followed."""
+        if "method" in message or not ("result" in message or "error" in message):
+            return None
+        request_id = message.get("id")
+        span = self.traced.pop(request_id, None) if is_id(request_id) else None
+        if span is not None:
+            result = message.get("result")
+            failed = "error" in message or (isinstance(result, dict) and result.get("isError") is True)
+            outcome: spans.Outcome = "ok" if not failed else "error" if "error" in message else "tool-error"
+            spans.finish(span, outcome, end=False)
+        return span
+
     def _ask(self, ask: fx.AskConsent) -> None:
         ports = self.ports
+        self.consent_spans[ask.token] = spans.start(f"consent {ask.kind}", **{spans.SERVER: self.server})
 
         def answered(allow: bool, remember: bool) -> None:
+            span = self.consent_spans.pop(ask.token, None)
+            if span is not None:
+                spans.finish(span, "allowed" if allow else "denied")
             if self.ended:
                 return
             if allow and remember and ask.kind == "tool-call" and ask.can_remember:

@@ -22,7 +22,7 @@ from ...errors import CallFailed, ServerUnavailable
 from ...policy.tools import tool_refusal
 from ...servers.connection import ProgressFn
 from ...servers.oauth import PersonNeeded
-from ...telemetry import metrics
+from ...telemetry import metrics, spans
 from ...values import protocol as M
 from ...values.calls import ENDED_WITH_RESULT, CallRecord, CallSource, CallStatus
 from ...values.decisions import Direction
@@ -107,6 +107,24 @@ class CallRunner:
         are in the audit trail as the view's traffic. Returns the result; raises :class:`CallFailed` when
         there is none.
         """
+        if source == "view":  # the span of the view's own request is this call's
+            return await self._run(call_id, server, tool, arguments, source, on_progress, record, key, app_tool_of)
+        with spans.tool_call(server, tool, source, arguments) as span:
+            try:
+                result = await self._run(call_id, server, tool, arguments, source, on_progress, record, key,
+                                         app_tool_of)
+            except asyncio.CancelledError:
+                spans.finish(span, "cancelled", end=False)
+                raise
+            except CallFailed:
+                spans.finish(span, "error", end=False)
+                raise
+            spans.finish(span, "tool-error" if result.get("isError") is True else "ok", end=False)
+            return result
+
+    async def _run(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: CallSource,
+                   on_progress: ProgressFn | None, record: CallRecord, key: int | None,
+                   app_tool_of: ViewDriver | None) -> dict[str, Any]:
         started = time.monotonic()
         card = CallCard(self.page, call_id)
         if key is None:

@@ -15,7 +15,7 @@ from ...chat.history import HistoryItem, ModelContextStore, UserMessage, item_fr
 from ...chat.markdown import render_markdown
 from ...chat.tools import ModelTool, ToolTable
 from ...errors import CallFailed, IllegalTransition
-from ...telemetry import metrics
+from ...telemetry import metrics, spans
 from ...values import protocol as M
 from ...values.calls import CallRecord
 from ...values.content import error_result
@@ -114,8 +114,17 @@ class Turns:
         self._remember(UserMessage(text))
         self._tools = self.offered.table()
         try:
-            await self.loop.run_turn(list(self.history), self._tools, self._execute, self._on_event,
-                                     on_item=self._remember)
+            with spans.step("model turn") as span:  # the model's tool calls are spans inside it
+                try:
+                    await self.loop.run_turn(list(self.history), self._tools, self._execute, self._on_event,
+                                             on_item=self._remember)
+                except asyncio.CancelledError:
+                    spans.finish(span, "cancelled", end=False)
+                    raise
+                except Exception:
+                    spans.finish(span, "error", end=False)
+                    raise
+                spans.finish(span, "ok", end=False)
         except asyncio.CancelledError:
             self._finish_text()
             for call in self._calls.values():
@@ -228,8 +237,12 @@ class Turns:
             tab.audit("model->host", M.TOOLS_CALL, server=server, msg_id=call.call_id,
                       decision="allowed" if decision == "allow" else "refused" if decision == "deny" else "asked",
                       reason=reason, payload={"name": tool, "arguments": arguments})
-            if decision == "deny" or (decision == "ask"
-                                      and not await tab.consents.ask_model_tool_call(entry, arguments)):
+            allowed = decision == "allow"
+            if decision == "ask":
+                with spans.step("consent tool-call", **{spans.SERVER: server, spans.TOOL: tool}) as asked:
+                    allowed = await tab.consents.ask_model_tool_call(entry, arguments)
+                    spans.finish(asked, "allowed" if allowed else "denied", end=False)
+            if not allowed:
                 metrics.tool_call(server, tool, "model", "refused" if decision == "deny" else "declined")
                 return self._not_run(call, server, tool, arguments,
                                      reason if decision == "deny" else "the person declined")
