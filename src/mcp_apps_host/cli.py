@@ -21,7 +21,7 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from .check import command as check_command
-from .config.deployment import AppsSettings, check_origin, check_sandbox_origin
+from .config.deployment import AppsSettings, check_origin, check_sandbox_origin, check_stop_timeout
 from .config.host import HostConfig
 from .config.servers import ServerSpec, apply_root_flags, default_watch_paths, load_config_document, parse_server_arg
 from .demo.catalog import DEMO_SERVERS
@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--watch-path", action="append", default=[], metavar="NAME=PATH",
                        help="with --watch: a path to watch for server NAME; repeatable")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+        p.add_argument("--stop-timeout", type=float, default=None, metavar="SECONDS",
+                       help="on SIGTERM, how long calls in flight may take to finish before they are ended "
+                            "(default 30, or the config file's stopTimeout)")
     check_command.add_parser(sub)
     return parser
 
@@ -98,6 +101,8 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
                     base_url=args.model_base_url or config.model.base_url,
                     max_steps=args.max_steps or config.model.max_steps)
     config = _with_watch_paths(config, args.watch_path)
+    if args.stop_timeout is not None:
+        config = replace(config, stop_timeout=check_stop_timeout(args.stop_timeout, "--stop-timeout"))
     return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url,
                    watch=args.watch, watch_debounce_ms=check_settings_from_env().watch_debounce_ms,
                    apps=AppsSettings(enabled=True, default=True),
@@ -185,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers > 1:
         os.environ[WORKER_ENV] = json.dumps({"argv": argv, "token": console.access.token, "secret": config.secret_key})
         _banner(console, args)
-        Multiprocess(_uvicorn("mcp_apps_host.cli:worker_app", config, args.workers), sockets).run()
+        Workers(_uvicorn("mcp_apps_host.cli:worker_app", config, args.workers), sockets).run()
         return 0
     try:
         with contextlib.suppress(KeyboardInterrupt):
@@ -197,8 +202,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _uvicorn(app: HostOrSandbox | str, config: HostConfig, workers: int = 1) -> uvicorn.Config:
+    # The host drains its tabs and calls before uvicorn's own shutdown starts (web/stopping.py): what is
+    # left by then are idle HTTP connections, given a few seconds.
     return uvicorn.Config(app, factory=isinstance(app, str), workers=workers, log_level="warning",
-                          ws_max_size=config.limits.max_ws_frame_bytes)
+                          ws_max_size=config.limits.max_ws_frame_bytes, timeout_graceful_shutdown=5)
+
+
+class Workers(Multiprocess):
+    """uvicorn's supervisor of `--workers N` (SIGHUP: one worker at a time is replaced, the new one serving
+    before the old one is stopped), saying how each worker that ended did: a stop that was not clean
+    shows in its exit code."""
+
+    def keep_subprocess_alive(self) -> None:
+        for process in self.processes:
+            if process.exitcode is not None:
+                log.info("worker [%s] exited with code %s", process.pid, process.exitcode)
+        super().keep_subprocess_alive()
+
+    def join_all(self) -> None:
+        super().join_all()
+        for process in self.processes:
+            log.info("worker [%s] exited with code %s", process.pid, process.exitcode)
+
+    def handle_hup(self) -> None:
+        log.info("SIGHUP: replacing the workers one at a time")
+        super().handle_hup()
+        log.info("SIGHUP: workers now %s", ", ".join(str(p.pid) for p in self.processes))
 
 
 async def _serve(console: Console, sockets: list[socket.socket], args: argparse.Namespace) -> None:

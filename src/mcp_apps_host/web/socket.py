@@ -7,6 +7,7 @@ covers a whole batch of frames), so a crash never loses what a view saw answered
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 
@@ -25,6 +26,28 @@ def _is_reply(frame: f.HostFrame) -> bool:
         "result" in frame.message or "error" in frame.message)
 
 
+CLOSE_SERVICE_RESTART = 1012  # WebSocket close code: the server is restarting, reconnect
+FLUSH_BEFORE_CLOSE_S = 10.0  # on a stop, how long the frames already queued for the page may take to leave
+
+
+class _Link:
+    """What the process's stop does to this tab (`Lifecycle.drain`)."""
+
+    def __init__(self, socket: WebSocket, outbox: asyncio.Queue[f.HostFrame]) -> None:
+        self.socket = socket
+        self.outbox = outbox
+
+    def reconnect(self, reason: str) -> None:
+        self.outbox.put_nowait(f.Reconnect())
+
+    async def close(self) -> None:
+        # Whatever was queued (answers among it) leaves first: an answer the host committed reaches the page.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.outbox.join(), FLUSH_BEFORE_CLOSE_S)
+        with contextlib.suppress(Exception):  # the page may be gone already
+            await self.socket.close(code=CLOSE_SERVICE_RESTART)
+
+
 async def run_tab(host: Host, socket: WebSocket) -> None:
     outbox: asyncio.Queue[f.HostFrame] = asyncio.Queue()
     tab = Tab(host, outbox.put_nowait)
@@ -34,12 +57,17 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
             batch = [await outbox.get()]
             while not outbox.empty():
                 batch.append(outbox.get_nowait())
-            if host.audit is not None and any(_is_reply(frame) for frame in batch):
-                await host.audit.drain()
-            for frame in batch:
-                await socket.send_text(frame.to_json())
+            try:
+                if host.audit is not None and any(_is_reply(frame) for frame in batch):
+                    await host.audit.drain()
+                for frame in batch:
+                    await socket.send_text(frame.to_json())
+            finally:
+                for _ in batch:
+                    outbox.task_done()
 
     write_task = asyncio.create_task(writer())
+    leave = host.lifecycle.tab(_Link(socket, outbox))
     limit = host.limits.max_ws_frame_bytes
     try:
         while True:
@@ -64,5 +92,6 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
     except (WebSocketDisconnect, WebSocketDisconnected):  # gone: noticed by a read, or by a send first
         pass
     finally:
+        leave()
         await tab.close()
         write_task.cancel()

@@ -25,6 +25,7 @@ from ...values import protocol as M
 from ...values.calls import ENDED_WITH_RESULT, CallRecord, CallSource, CallStatus
 from ...views.jsonrpc import INTERNAL_ERROR
 from ..process.core import Host
+from ..process.lifecycle import Stopping, stopped_error
 from . import frames as f
 from .asking import TabAsks
 from .audit import Auditor
@@ -94,6 +95,13 @@ class CallRunner:
         are in the audit trail as the view's traffic. Returns the result; raises :class:`CallFailed` when
         there is none.
         """
+        with self.host.lifecycle.call():  # refused once the process stops; waited for while it runs
+            return await self._run(call_id, server, tool, arguments, source, on_progress, record=record, key=key,
+                                   app_tool_of=app_tool_of)
+
+    async def _run(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: CallSource,
+                   on_progress: ProgressFn | None, *, record: CallRecord, key: int | None,
+                   app_tool_of: ViewDriver | None) -> dict[str, Any]:
         started = time.monotonic()
         card = CallCard(self.page, call_id)
         if key is None:
@@ -141,10 +149,22 @@ class CallRunner:
                 with self.asks.calling(server):  # what the server asks meanwhile is asked in this tab
                     result = await self._call_server(server, tool, arguments, relay)
         except asyncio.CancelledError:
-            finish("cancelled", None, None)
+            lifecycle = self.host.lifecycle
+            if not lifecycle.timed_out:
+                finish("cancelled", None, None)
+                if to_server:
+                    self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason="cancelled")
+                raise
+            # Ended by the process's stop at its timeout, not by anyone asking: a failure, said so on record,
+            # and the caller (a view among them) gets it as an error answer.
+            error = stopped_error(lifecycle.timeout)
+            finish("failed", None, error)
             if to_server:
-                self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason="cancelled")
-            raise
+                self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason=error)
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            raise Stopping(error) from None
         except Exception as exc:  # every failure is shown where it happened
             error = _describe_call_error(server, tool, exc)
             finish("failed", None, error)
