@@ -21,7 +21,7 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from .check import command as check_command
-from .config.deployment import AppsSettings, check_origin, check_sandbox_origin
+from .config.deployment import AppsSettings, check_origin, check_sandbox_origin, check_stop_timeout
 from .config.host import HostConfig
 from .config.metrics import check_metrics_port
 from .config.servers import ServerSpec, apply_root_flags, default_watch_paths, load_config_document, parse_server_arg
@@ -90,6 +90,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--metrics-port", type=_port_number, default=None, metavar="PORT",
                        help="serve Prometheus metrics at /metrics on this port of --host, off the console's "
                             "origin (a key for it goes in the config file: \"metrics\": {\"key\": …})")
+        p.add_argument("--stop-timeout", type=float, default=None, metavar="SECONDS",
+                       help="on SIGTERM, how long calls in flight may take to finish before they are ended "
+                            "(default 30, or the config file's stopTimeout)")
     check_command.add_parser(sub)
     return parser
 
@@ -113,6 +116,8 @@ def config_from_args(args: argparse.Namespace) -> HostConfig:
         raise ConfigError("--admin-key (or MCP_APPS_HOST_ADMIN_KEY) must be at least 16 characters")
     if args.metrics_port is not None:
         config = replace(config, metrics=replace(config.metrics, port=args.metrics_port))
+    if args.stop_timeout is not None:
+        config = replace(config, stop_timeout=check_stop_timeout(args.stop_timeout, "--stop-timeout"))
     return replace(config, model=model, limits=limits_from_env(), database_url=args.db or config.database_url,
                    watch=args.watch, watch_debounce_ms=check_settings_from_env().watch_debounce_ms,
                    admin_key=args.admin_key or config.admin_key,
@@ -222,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers > 1:
         os.environ[WORKER_ENV] = json.dumps({"argv": argv, "token": console.access.token, "secret": config.secret_key})
         _banner(console, args)
-        Multiprocess(_uvicorn("mcp_apps_host.cli:worker_app", config, args.workers), sockets).run()
+        Workers(_uvicorn("mcp_apps_host.cli:worker_app", config, args.workers), sockets).run()
         return 0
     try:
         with contextlib.suppress(KeyboardInterrupt):
@@ -235,8 +240,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _uvicorn(app: HostOrSandbox | str, config: HostConfig, workers: int = 1) -> uvicorn.Config:
     # log_config=None: uvicorn's lines go through the host's own handler (text or JSON), not one of its own.
+    # The host drains its tabs and calls before uvicorn's own shutdown starts (web/stopping.py): what is
+    # left by then are idle HTTP connections, given a few seconds.
     return uvicorn.Config(app, factory=isinstance(app, str), workers=workers, log_level="warning", log_config=None,
-                          ws_max_size=config.limits.max_ws_frame_bytes)
+                          ws_max_size=config.limits.max_ws_frame_bytes, timeout_graceful_shutdown=5)
+
+
+class Workers(Multiprocess):
+    """uvicorn's supervisor of `--workers N` (SIGHUP: one worker at a time is replaced, the new one serving
+    before the old one is stopped), saying how each worker that ended did: a stop that was not clean
+    shows in its exit code."""
+
+    def keep_subprocess_alive(self) -> None:
+        for process in self.processes:
+            if process.exitcode is not None:
+                log.info("worker [%s] exited with code %s", process.pid, process.exitcode)
+        super().keep_subprocess_alive()
+
+    def join_all(self) -> None:
+        super().join_all()
+        for process in self.processes:
+            log.info("worker [%s] exited with code %s", process.pid, process.exitcode)
+
+    def handle_hup(self) -> None:
+        log.info("SIGHUP: replacing the workers one at a time")
+        super().handle_hup()
+        log.info("SIGHUP: workers now %s", ", ".join(str(p.pid) for p in self.processes))
 
 
 async def _serve(console: Console, sockets: list[socket.socket], args: argparse.Namespace) -> None:

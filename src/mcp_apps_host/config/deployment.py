@@ -50,6 +50,13 @@ def parse_apps_config(data: Mapping[str, Any], source: str) -> AppsSettings:
     return AppsSettings(enabled=section.get("enabled", False), default=section.get("default", False))
 
 
+def check_stop_timeout(value: object, where: str) -> float:
+    """Seconds calls in flight may take to finish when the process is asked to stop."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 3600:
+        raise ConfigError(f"{where} must be a number of seconds from 0 to 3600, not {value!r}")
+    return float(value)
+
+
 def parse_deployment_config(data: Mapping[str, Any], source: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if data.get("origin") is not None:
@@ -64,6 +71,8 @@ def parse_deployment_config(data: Mapping[str, Any], source: str) -> dict[str, A
         if not isinstance(data["secretKey"], str) or len(data["secretKey"]) < 16:
             raise ConfigError(f'{source}: "secretKey" must be a string of at least 16 characters')
         out["secret_key"] = data["secretKey"]
+    if data.get("stopTimeout") is not None:
+        out["stop_timeout"] = check_stop_timeout(data["stopTimeout"], f'{source}: "stopTimeout"')
     if data.get("tokenKey") is not None:
         if not isinstance(data["tokenKey"], str) or not data["tokenKey"].strip():
             raise ConfigError(f'{source}: "tokenKey" must be one Fernet key, or several separated by commas')

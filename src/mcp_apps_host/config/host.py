@@ -51,6 +51,8 @@ class HostConfig:
     token_key: str | None = None
     watch: bool = False  # `serve --watch`: restart a stdio server whose files change, re-render its views
     watch_debounce_ms: int = 300
+    # On SIGTERM: how long calls in flight may take to finish before they are ended (`serve --stop-timeout`).
+    stop_timeout: float = 30.0
     # The level of the log messages servers are asked to send (MCP logging levels).
     server_log_level: str = "info"
     # Where HTTP servers may live ("allowedServerHosts"); `serve` adds this machine (build_host's loopback_servers).

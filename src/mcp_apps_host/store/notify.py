@@ -33,6 +33,7 @@ class PostgresBus:
         self._outbox: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._listening: asyncio.Event = asyncio.Event()
+        self._up = False  # a listening connection is open now (readiness)
 
     async def start(self) -> None:
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._publish())]
@@ -54,6 +55,10 @@ class PostgresBus:
         self._handlers.setdefault(channel, set()).add(handler)
         return lambda: self._handlers.get(channel, set()).discard(handler)
 
+    @property
+    def up(self) -> bool:
+        return self._up
+
     async def _listen(self) -> None:
         import psycopg
 
@@ -65,14 +70,17 @@ class PostgresBus:
                     for name in names:
                         await conn.execute(f"LISTEN {name}")
                     self._listening.set()
+                    self._up = True
                     delay = 0.5
                     async for note in conn.notifies():
                         with contextlib.suppress(ValueError):
                             channel = names.get(note.channel, note.channel)
                             self._deliver(self._handlers.get(channel, set()), channel, json.loads(note.payload))
             except asyncio.CancelledError:
+                self._up = False
                 raise
             except Exception as exc:  # the database went away: listen again when it is back
+                self._up = False
                 log.warning("bus: listening failed (%s); retrying in %.1f s", exc, delay)
                 self._listening.set()  # a worker starts even when the bus cannot listen yet
                 await asyncio.sleep(delay)

@@ -29,10 +29,13 @@ from ..policy.csp import host_page_csp
 from ..store.audit import AuditFilter
 from . import admin, oauth
 from .access import COOKIE, Access
+from .health import PATHS as HEALTH_PATHS
+from .health import health_app
 from .middleware import CookieBackend, HostHeaderMiddleware, Person, SameOriginMiddleware
 from .sandbox import sandbox_app
 from .socket import run_tab
 from .static import PAGE_HEADERS, STATIC, static_text
+from .stopping import drain_on_signals
 
 _PAGE = """<!doctype html><meta charset="utf-8"><title>mcp-apps-host</title>
 <body style="font-family:system-ui;margin:3rem;max-width:40rem"><h1>{title}</h1><p>{text}</p></body>"""
@@ -174,6 +177,9 @@ async def ws(socket: WebSocket) -> None:
     if _person(socket) is None:
         await socket.close(code=1008)
         return
+    if socket.app.state.host.lifecycle.stopping:  # a new tab goes to another process (the page retries)
+        await socket.close(code=1013)
+        return
     await socket.accept()
     await run_tab(_host(socket), socket)
 
@@ -215,11 +221,13 @@ def host_lifespan(host: Host, on_ready: Callable[[], None] | None = None) -> Cal
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
         await host.start()
+        restore = drain_on_signals(host.lifecycle)  # SIGTERM: drain the tabs and calls before the server stops
         if on_ready is not None:
             on_ready()
         try:
             yield
         finally:
+            restore()
             await host.stop()
 
     return lifespan
@@ -233,9 +241,12 @@ class HostOrSandbox:
         self.host_page = host_page
         self.sandbox = HostHeaderMiddleware(sandbox_app(host), allowed=host.sandbox.host_allowed)
         self.is_sandbox = host.sandbox.host_allowed
+        self.health = health_app(host)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "lifespan" and self.is_sandbox(Headers(scope=scope).get("host")):
+        if scope["type"] == "http" and scope["path"] in HEALTH_PATHS:  # a load balancer's probe, by any Host name
+            await self.health(scope, receive, send)
+        elif scope["type"] != "lifespan" and self.is_sandbox(Headers(scope=scope).get("host")):
             await self.sandbox(scope, receive, send)
         else:
             await self.host_page(scope, receive, send)

@@ -7,6 +7,7 @@ covers a whole batch of frames), so a crash never loses what a view saw answered
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 
@@ -24,6 +25,28 @@ log = logging.getLogger("mcp_apps_host.web")
 def _is_reply(frame: f.HostFrame) -> bool:
     return isinstance(frame, f.ViewPost) and "id" in frame.message and (
         "result" in frame.message or "error" in frame.message)
+
+
+CLOSE_SERVICE_RESTART = 1012  # WebSocket close code: the server is restarting, reconnect
+FLUSH_BEFORE_CLOSE_S = 10.0  # on a stop, how long the frames already queued for the page may take to leave
+
+
+class _Link:
+    """What the process's stop does to this tab (`Lifecycle.drain`)."""
+
+    def __init__(self, socket: WebSocket, outbox: asyncio.Queue[tuple[f.HostFrame, answers.Answer | None]]) -> None:
+        self.socket = socket
+        self.outbox = outbox
+
+    def reconnect(self, reason: str) -> None:
+        self.outbox.put_nowait((f.Reconnect(), None))
+
+    async def close(self) -> None:
+        # Whatever was queued (answers among it) leaves first: an answer the host committed reaches the page.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.outbox.join(), FLUSH_BEFORE_CLOSE_S)
+        with contextlib.suppress(Exception):  # the page may be gone already
+            await self.socket.close(code=CLOSE_SERVICE_RESTART)
 
 
 async def run_tab(host: Host, socket: WebSocket) -> None:
@@ -46,8 +69,11 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
             finally:
                 for answer in traced:
                     answer.sent()
+                for _ in batch:
+                    outbox.task_done()
 
     write_task = asyncio.create_task(writer())
+    leave = host.lifecycle.tab(_Link(socket, outbox))
     limit = host.limits.max_ws_frame_bytes
     try:
         while True:
@@ -72,6 +98,7 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
     except (WebSocketDisconnect, WebSocketDisconnected):  # gone: noticed by a read, or by a send first
         pass
     finally:
+        leave()
         await tab.close()
         write_task.cancel()
         while not outbox.empty():  # never written: their spans end all the same

@@ -20,6 +20,7 @@ from ...store.consents import RememberedConsents
 from ...store.conversations import Conversations
 from ...store.credentials import ServerCredentials, TokenCipher
 from ...store.db import default_db_url, open_database
+from ...store.health import DatabaseProbe
 from ...store.notify import PostgresBus
 from ...store.pins import TemplatePins
 from ...store.registry import ServerRegistry
@@ -30,6 +31,7 @@ from ...values.templates import Template
 from .bus import Bus, LocalBus, deliver
 from .core import Host, Stores
 from .handles import HandleSigner
+from .lifecycle import Lifecycle
 from .registry import RegistrySync
 from .sandbox import Sandbox
 from .serverasks import HostAsks
@@ -102,6 +104,8 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
         agent=agent,
         signer=HandleSigner(config.secret_key, round(config.limits.view_token_max_age)),
         bus=bus,
+        lifecycle=Lifecycle(timeout=config.stop_timeout),
+        database_probe=DatabaseProbe(engine),
         signins=signins,
         watch=watch,
         watch_debounce_ms=config.watch_debounce_ms,

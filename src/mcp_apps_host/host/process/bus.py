@@ -22,6 +22,11 @@ class Bus(Protocol):
 
     def subscribe(self, channel: str, handler: Handler) -> Callable[[], None]: ...
 
+    @property
+    def up(self) -> bool:
+        """Whether messages reach the other workers now (readiness)."""
+        ...
+
 
 class LocalBus:
     """One process: a published message reaches this process's subscribers, in order."""
@@ -41,6 +46,10 @@ class LocalBus:
     def subscribe(self, channel: str, handler: Handler) -> Callable[[], None]:
         self._handlers.setdefault(channel, set()).add(handler)
         return lambda: self._handlers.get(channel, set()).discard(handler)
+
+    @property
+    def up(self) -> bool:
+        return True  # one process: nothing to reach
 
 
 def deliver(handlers: set[Handler], channel: str, message: dict[str, Any]) -> None:

@@ -26,6 +26,7 @@ from ...store.audit import AuditLog
 from ...store.budgets import SamplingBudgets
 from ...store.consents import RememberedConsents
 from ...store.conversations import Conversations, OwnConversations
+from ...store.health import DatabaseProbe
 from ...store.pins import TemplatePins
 from ...store.view_pins import OwnViewPins, ViewPins
 from ...store.view_records import ViewInstances, ViewRecord
@@ -34,6 +35,7 @@ from ...values.identity import CONSOLE, Identity
 from ...values.templates import Template
 from .bus import Bus, LocalBus
 from .handles import HandleSigner, ViewPass
+from .lifecycle import Lifecycle
 from .news import ConversationNews
 from .registry import RegistrySync
 from .sandbox import Sandbox
@@ -107,6 +109,8 @@ class Host:
     granted_permissions: frozenset[str] = DEFAULT_GRANTED_PERMISSIONS
     signer: HandleSigner = field(default_factory=lambda: HandleSigner(None, 24 * 3600))
     bus: Bus = field(default_factory=LocalBus)
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)  # the process's graceful stop, shared by every person
+    database_probe: DatabaseProbe | None = None  # what readiness asks of the database; None: no database
     signins: SignIns | None = None  # people signing in to servers (MCP authorization)
     conversation_news: ConversationNews = field(default_factory=ConversationNews)  # the bus's, by conversation
     registry: RegistrySync | None = None  # servers admins add while the host runs (None: only the config's)
@@ -232,6 +236,15 @@ class Host:
         if mounted is not None and mounted.identity.key == (message.get("tenant"), message.get("user")) \
                 and isinstance(message.get("report"), dict):
             mounted.on_csp_report(message["report"])
+
+    async def not_ready(self) -> list[str]:
+        """What keeps this process from taking new tabs (empty when ready): "stopping", "database", "bus"."""
+        waiting = ["stopping"] if self.lifecycle.stopping else []
+        if self.database_probe is not None and not await self.database_probe.reachable():
+            waiting.append("database")
+        if not self.bus.up:
+            waiting.append("bus")
+        return waiting
 
     async def start(self) -> None:
         """Connect the servers (in the background; their status reaches every tab) and the bus."""

@@ -287,6 +287,15 @@ class Welcome(Frame):
     worker: int  # the process id; a reconnecting tab may land on another worker
 
 
+class Reconnect(Frame):
+    """This host process is stopping (a deploy, a restart): the calls in flight finish, then the host closes
+    the connection and the page reconnects at once (to another process behind the same address) and opens
+    the same conversation again."""
+
+    type: Literal["reconnect"] = "reconnect"
+    reason: Literal["stopping"] = "stopping"
+
+
 class Servers(Frame):
     """The whole server list, sent on connect and on every change. Tools whose visibility lacks
     "model" are never listed."""
@@ -666,11 +675,12 @@ class Conversations(Frame):
     items: list[dict[str, Any]]  # [{id, title, updated}]
 
 
-HostFrame = (Welcome | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta | AssistantDone
-             | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPrestart | ViewAdopt | ViewPost
-             | ViewStateFrame | ViewSize | ViewLog | ViewRemove | ViewParked | ViewPinned | ViewContext | ViewTools
-             | ViewDisplayMode | InspectorRecords | InspectorContext | Consent | ConsentDismiss | OpenLink | ViewHeld
-             | Download | Elicit | ElicitInvalid | ElicitDismiss | HostTheme | ConversationReset | Conversations)
+HostFrame = (Welcome | Reconnect | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta
+             | AssistantDone | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPrestart
+             | ViewAdopt | ViewPost | ViewStateFrame | ViewSize | ViewLog | ViewRemove | ViewParked | ViewPinned
+             | ViewContext | ViewTools | ViewDisplayMode | InspectorRecords | InspectorContext | Consent
+             | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit | ElicitInvalid | ElicitDismiss | HostTheme
+             | ConversationReset | Conversations)
 
 
 # ---- the tables in docs/bridge.md -----------------------------------------------------------------

@@ -29,6 +29,7 @@ from ...values.decisions import Direction
 from ...values.tools import ToolEntry
 from ...views.jsonrpc import INTERNAL_ERROR, REFUSED
 from ..process.core import Host
+from ..process.lifecycle import Stopping, stopped_error
 from . import frames as f
 from .asking import TabAsks
 from .audit import Auditor
@@ -107,20 +108,22 @@ class CallRunner:
         are in the audit trail as the view's traffic. Returns the result; raises :class:`CallFailed` when
         there is none.
         """
-        if source == "view":  # the span of the view's own request is this call's
-            return await self._run(call_id, server, tool, arguments, source, on_progress, record, key, app_tool_of)
-        with spans.tool_call(server, tool, source, arguments) as span:
-            try:
-                result = await self._run(call_id, server, tool, arguments, source, on_progress, record, key,
-                                         app_tool_of)
-            except asyncio.CancelledError:
-                spans.finish(span, "cancelled", end=False)
-                raise
-            except CallFailed:
-                spans.finish(span, "error", end=False)
-                raise
-            spans.finish(span, "tool-error" if result.get("isError") is True else "ok", end=False)
-            return result
+        with self.host.lifecycle.call():  # refused once the process stops; waited for while it runs
+            if source == "view":  # the span of the view's own request is this call's
+                return await self._run(call_id, server, tool, arguments, source, on_progress, record, key,
+                                       app_tool_of)
+            with spans.tool_call(server, tool, source, arguments) as span:
+                try:
+                    result = await self._run(call_id, server, tool, arguments, source, on_progress, record, key,
+                                             app_tool_of)
+                except asyncio.CancelledError:
+                    spans.finish(span, "cancelled", end=False)
+                    raise
+                except CallFailed:
+                    spans.finish(span, "error", end=False)
+                    raise
+                spans.finish(span, "tool-error" if result.get("isError") is True else "ok", end=False)
+                return result
 
     async def _run(self, call_id: int, server: str, tool: str, arguments: dict[str, Any], source: CallSource,
                    on_progress: ProgressFn | None, record: CallRecord, key: int | None,
@@ -181,11 +184,24 @@ class CallRunner:
                 with self.asks.calling(server), metrics.timing_call() as timing:  # asked meanwhile: in this tab
                     result = await self._call_server(server, tool, arguments, relay)
         except asyncio.CancelledError:
-            finish("cancelled", None, None)
+            lifecycle = self.host.lifecycle
+            if not lifecycle.timed_out:
+                finish("cancelled", None, None)
+                if to_server:
+                    self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason="cancelled")
+                    metrics.tool_call(server, tool, source, "cancelled")
+                raise
+            # Ended by the process's stop at its timeout, not by anyone asking: a failure, said so on record,
+            # and the caller (a view among them) gets it as an error answer.
+            error = stopped_error(lifecycle.timeout)
+            finish("failed", None, error)
             if to_server:
-                self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason="cancelled")
-                metrics.tool_call(server, tool, source, "cancelled")
-            raise
+                self.audit("host->server", M.CANCELLED, server=server, msg_id=call_id, reason=error)
+                metrics.tool_call(server, tool, source, "failed")
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            raise Stopping(error) from None
         except Exception as exc:  # every failure is shown where it happened
             error = _describe_call_error(server, tool, exc)
             finish("failed", None, error)

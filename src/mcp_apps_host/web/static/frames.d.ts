@@ -222,6 +222,16 @@ export interface WelcomeFrame {
 }
 
 /**
+ * This host process is stopping (a deploy, a restart): the calls in flight finish, then the host closes the
+ * connection and the page reconnects at once (to another process behind the same address) and opens the same
+ * conversation again.
+ */
+export interface ReconnectFrame {
+  type: "reconnect";
+  reason: "stopping";
+}
+
+/**
  * The whole server list, sent on connect and on every change. Tools whose visibility lacks "model" are never
  * listed.
  */
@@ -615,6 +625,7 @@ export type PageFrame =
 
 export type HostFrame =
   | WelcomeFrame
+  | ReconnectFrame
   | ServersFrame
   | NoticeFrame
   | ChatMessageFrame

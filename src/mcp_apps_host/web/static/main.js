@@ -98,6 +98,13 @@ function conversationReset(msg) {
 /** @type {{[T in import("./frames").HostFrame["type"]]: (msg: import("./socket.js").HostFrameOf<T>) => void}} */
 const routes = {
   welcome: (msg) => { document.documentElement.dataset.worker = String(msg.worker); },
+  reconnect: (msg) => {
+    // Counted on the page, so a test (or a person in the inspector) can tell a planned move from a lost host.
+    const root = document.documentElement;
+    root.dataset.reconnects = String(Number(root.dataset.reconnects || "0") + 1);
+    root.dataset.reconnectReason = msg.reason;
+    socket.reconnectSoon();
+  },
   servers: renderServers,
   notice,
   "chat-message": chatMessage,

@@ -18,6 +18,7 @@
 
 const MIN_DELAY_MS = 500;
 const MAX_DELAY_MS = 15000;
+const MOVE_DELAY_MS = 50;
 
 export class HostSocket {
   /**
@@ -90,6 +91,12 @@ export class HostSocket {
       this.scheduleRetry(event.code);
     });
     // "error" is always followed by "close"; retrying is handled there.
+  }
+
+  /** The host is stopping and closes this connection soon: once it has, reconnect at once (the next
+   *  process behind the address takes the tab), backing off again only if that fails. */
+  reconnectSoon() {
+    this.delay = MOVE_DELAY_MS;
   }
 
   /** Skip the wait and try again now (the banner's button). */

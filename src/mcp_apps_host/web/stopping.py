@@ -1,0 +1,70 @@
+"""SIGTERM (and a first Ctrl-C) stop the process gracefully: the host's `Lifecycle.drain` runs first (no new
+tabs or calls, tabs told to move, calls in flight finished, tabs closed), then the server is told to exit
+(it closes its listeners and the app's lifespan stops the servers and writes the audit trail out).
+
+The server's own signal handler is kept and run after the drain. A uvicorn `Server` is told through its
+`should_exit` flag rather than its handler, so that the process ends with status 0 instead of being
+signalled again once the server is done; a second signal goes to the server's handler at once (forced).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from ..host.process.lifecycle import Lifecycle
+
+log = logging.getLogger("mcp_apps_host.stop")
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+SignalHandler = Callable[[int, FrameType | None], Any] | int | None
+
+
+def drain_on_signals(lifecycle: Lifecycle) -> Callable[[], None]:
+    """Install the handlers (main thread only; elsewhere nothing); returns what puts the old ones back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    previous: dict[int, SignalHandler] = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    draining: list[int] = []  # the signal that started the drain
+    tasks: set[asyncio.Task[None]] = set()
+
+    def exit_now(sig: int, frame: FrameType | None) -> None:
+        handler = previous[sig]
+        server = getattr(handler, "__self__", None)
+        if frame is None and server is not None and hasattr(server, "should_exit"):
+            server.should_exit = True  # uvicorn.Server: exit as if asked, without the signal being raised again
+        elif callable(handler):
+            handler(sig, frame)
+        elif handler != signal.SIG_IGN:  # nobody else handled it: the default (end the process)
+            signal.signal(sig, signal.SIG_DFL)
+            signal.raise_signal(sig)
+
+    async def drain_then_exit(sig: int) -> None:
+        log.info("received %s: stopping gracefully (stop timeout %g s)", signal.Signals(sig).name, lifecycle.timeout)
+        try:
+            await lifecycle.drain()
+        finally:
+            exit_now(sig, None)
+
+    def on_signal(sig: int, frame: FrameType | None) -> None:
+        if draining:  # asked again: stop now
+            exit_now(sig, frame)
+            return
+        draining.append(sig)
+        # A signal handler may run in the middle of the loop's own work: hand the drain to the loop.
+        loop.call_soon_threadsafe(lambda: tasks.add(loop.create_task(drain_then_exit(sig))))
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_signal)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+    return restore
