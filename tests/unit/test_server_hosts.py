@@ -85,7 +85,7 @@ async def test_each_connection_checks_the_address_the_name_resolves_to_then(monk
     assert recorder.connects == [("93.184.216.34", 443)]  # the checked address, not the name again
     # Later the name resolves to an internal address (DNS rebinding): caught on the next connection.
     answers["crm.example"] = [ip("10.0.0.5")]
-    with pytest.raises(RefusedHost, match="crm.example resolves to 10.0.0.5, a private address"):
+    with pytest.raises(RefusedHost, match=r"crm\.example resolves to 10\.0\.0\.5, a private address"):
         await backend.connect_tcp("crm.example", 443)
     # One internal address among public ones is enough to refuse.
     answers["crm.example"] = [ip("93.184.216.34"), ip("169.254.169.254")]
