@@ -33,12 +33,14 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from opentelemetry.trace import Span
 
+from ..config.serverhosts import SERVE_HOSTS, ServerHosts
 from ..config.servers import AuthSpec
 from ..errors import SignInRequired
 from ..settings import SIGNIN_FLOW_MAX_AGE
 from ..telemetry import spans
 from ..values.identity import Identity
 from ..version import __version__
+from .guard import server_http_client
 
 log = logging.getLogger("mcp_apps_host.signin")
 
@@ -179,9 +181,10 @@ class HostOAuth(OAuthClientProvider):
     """The SDK's provider with the token's expiry kept across restarts and a refresh tried after a 401."""
 
     def __init__(self, server_url: str, metadata: OAuthClientMetadata, storage: PersonTokens, signin: SignIn,
-                 client_metadata_url: str | None, on_failure: Failure) -> None:
+                 client_metadata_url: str | None, on_failure: Failure, hosts: ServerHosts = SERVE_HOSTS) -> None:
         super().__init__(server_url, metadata, storage, signin.redirect, signin.callback, client_metadata_url)
         self.tokens = storage
+        self._hosts = hosts  # the authorization server is reached only where a server may live
         self._on_failure = on_failure
 
     async def _initialize(self) -> None:
@@ -202,7 +205,7 @@ class HostOAuth(OAuthClientProvider):
         flow = super()._auth_flow(probe)
         challenged = False
         try:
-            async with httpx2.AsyncClient(timeout=30) as http:
+            async with server_http_client(self._hosts, timeout=30) as http:
                 outgoing = await flow.__anext__()
                 while True:
                     if outgoing is probe:  # never sent: the tool's challenge first, then "it worked"
@@ -231,7 +234,7 @@ class HostOAuth(OAuthClientProvider):
         if tokens is None:
             return
         try:
-            async with httpx2.AsyncClient(timeout=10) as http:
+            async with server_http_client(self._hosts, timeout=10) as http:
                 endpoint = await self._revocation_endpoint(http)
                 if endpoint is None:
                     return
@@ -366,6 +369,7 @@ class AuthSetup:
     credentials: Credentials
     board: SignInBoard
     origin: str  # the host page's origin as the person's browser reaches it
+    hosts: ServerHosts = SERVE_HOSTS  # where its own requests (sign-in, revocation) may go (allowedServerHosts)
 
     def redirect_uri(self, base_path: str) -> str:
         return f"{self.origin}{base_path}{CALLBACK_PATH}"
@@ -395,7 +399,8 @@ class AuthSetup:
                 "client_id": spec.client_id, "client_secret": spec.client_secret(),
             })
             storage = _Configured(storage, client)
-        return HostOAuth(url, metadata, storage, signin, self.client_metadata_url(base_path), on_failure)
+        return HostOAuth(url, metadata, storage, signin, self.client_metadata_url(base_path), on_failure,
+                         self.hosts)
 
     def as_service(self, url: str, spec: AuthSpec, server: str) -> httpx2.Auth:
         """The deployment calling as itself (client_credentials): no person is ever asked."""

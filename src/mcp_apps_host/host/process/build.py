@@ -24,6 +24,7 @@ from ...store.health import DatabaseProbe
 from ...store.notify import PostgresBus
 from ...store.pins import TemplatePins
 from ...store.registry import ServerRegistry
+from ...store.retention import AuditRetention
 from ...store.view_pins import ViewPins
 from ...store.view_records import ViewInstances
 from ...telemetry import tracing
@@ -79,10 +80,11 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     signins = SignIns(ServerCredentials(engine, TokenCipher.configured(config.token_key)), bus, audit)
     sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks
     asks = HostAsks(sampling, agent, audit)
+    hosts = replace(config.allowed_server_hosts, loopback=loopback_servers)
     servers = ServerManager(list(config.servers), config.limits, reviewed, asks, config.server_log_level,
                             config.apps.for_server, server_headers,
-                            AuthSetup(signins.credentials, signins, config.origin or host_origin),
-                            hosts=replace(config.allowed_server_hosts, loopback=loopback_servers))
+                            AuthSetup(signins.credentials, signins, config.origin or host_origin, hosts),
+                            hosts=hosts)
 
     def entry_consent(name: str) -> dict[str, Decision]:
         conn = servers.connections.get(name)
@@ -109,4 +111,5 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
         signins=signins,
         watch=watch,
         watch_debounce_ms=config.watch_debounce_ms,
+        retention=AuditRetention(audit, config.audit_retention_days) if config.audit_retention_days else None,
     )

@@ -28,6 +28,7 @@ from ...store.consents import RememberedConsents
 from ...store.conversations import Conversations, OwnConversations
 from ...store.health import DatabaseProbe
 from ...store.pins import TemplatePins
+from ...store.retention import AuditRetention
 from ...store.view_pins import OwnViewPins, ViewPins
 from ...store.view_records import ViewInstances, ViewRecord
 from ...telemetry import tracing
@@ -124,6 +125,8 @@ class Host:
     watch: dict[str, tuple[str, ...]] = field(default_factory=dict)
     watch_debounce_ms: int = 300
     _watcher: asyncio.Task[None] | None = None
+    retention: AuditRetention | None = None  # deletes old audit records ("audit": {"retentionDays": N})
+    _retention_task: asyncio.Task[None] | None = None
     saved_templates: set[str] = field(default_factory=set)  # hashes already in the store
     _records: dict[str, asyncio.Future[None]] = field(default_factory=dict)  # view records being written
     # As one person sees it (set by `for_person`):
@@ -258,12 +261,15 @@ class Host:
             await self.registry.start()
         if self.watch:
             self._watcher = asyncio.create_task(watch_servers(self.servers, self.watch, self.watch_debounce_ms))
+        if self.retention is not None:
+            self._retention_task = asyncio.create_task(self.retention.run(), name="audit-retention")
 
     async def stop(self) -> None:
         """Disconnect the servers and the model, then write what the audit trail still holds."""
-        if self._watcher is not None:
-            self._watcher.cancel()
-            await asyncio.gather(self._watcher, return_exceptions=True)
+        for task in (self._watcher, self._retention_task):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await self.servers.stop()
         await self.bus.stop()
         if self.agent is not None:
