@@ -54,6 +54,17 @@ async def call(tab: Socket, server: str, tool: str, arguments: dict[str, Any] | 
     return int(started["callId"])
 
 
+async def ready_view(tab: Socket, server: str, tool: str) -> str:
+    """Call ``tool`` from the page and bring its view to ready (as its SDK would); the view's handle."""
+    call_id = await call(tab, server, tool)
+    view = (await tab.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id))["view"]
+    view_handshake(tab, view)
+    await tab.until(reply_to(view, 1))
+    tab.put({"type": "view-message", "view": view,
+             "message": {"jsonrpc": "2.0", "method": "ui/notifications/initialized"}})
+    return str(view)
+
+
 async def ended(tab: Socket, call_id: int) -> dict[str, Any]:
     return await tab.until(lambda f: f["type"] in ("call-finished", "call-failed") and f["callId"] == call_id)
 

@@ -5,20 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.tabdriver import app_for, open_tab, reply_to, view_handshake
-from tests.unit.test_failing_servers import call, failing
+from tests.unit.tabdriver import app_for, open_tab, reply_to
+from tests.unit.test_failing_servers import failing, ready_view
 
 
 @pytest.mark.anyio
 async def test_a_views_answer_goes_to_the_page_before_its_calls_card_is_finished(tmp_path) -> None:
     app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db")
     async with open_tab(app) as tab:
-        call_id = await call(tab, "fine", "fine-view")
-        view = (await tab.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id))["view"]
-        view_handshake(tab, view)
-        await tab.until(reply_to(view, 1))
-        tab.put({"type": "view-message", "view": view,
-                 "message": {"jsonrpc": "2.0", "method": "ui/notifications/initialized"}})
+        view = await ready_view(tab, "fine", "fine-view")
         echo = {"name": "echo", "arguments": {"text": "hi"}}
         tab.put({"type": "view-message", "view": view,
                  "message": {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": echo}})

@@ -7,18 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to, view_handshake
-from tests.unit.test_failing_servers import call, failing
-
-
-async def _ready_view(tab: Socket) -> str:
-    call_id = await call(tab, "fine", "fine-view")
-    view = (await tab.until(lambda f: f["type"] in ("view-mount", "view-adopt") and f["callId"] == call_id))["view"]
-    view_handshake(tab, view)
-    await tab.until(reply_to(view, 1))
-    tab.put({"type": "view-message", "view": view,
-             "message": {"jsonrpc": "2.0", "method": "ui/notifications/initialized"}})
-    return str(view)
+from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to
+from tests.unit.test_failing_servers import failing, ready_view
 
 
 async def _ask(tab: Socket, view: str, msg_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +21,7 @@ async def _ask(tab: Socket, view: str, msg_id: int, method: str, params: dict[st
 async def test_a_view_lists_its_servers_resources_and_templates(tmp_path) -> None:
     app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db")
     async with open_tab(app) as tab:
-        view = await _ready_view(tab)
+        view = await ready_view(tab, "fine", "fine-view")
         listed = await _ask(tab, view, 7, "resources/list", {})
         assert {r["uri"] for r in listed["result"]["resources"]} >= {"notes://today"}, listed
         templates = await _ask(tab, view, 8, "resources/templates/list", {})
