@@ -52,9 +52,10 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 class Tab:
     """The page's side of one WebSocket, for a test to drive."""
 
-    def __init__(self, client: TestClient, user: str, origin: str = ORIGIN) -> None:
+    def __init__(self, client: TestClient, user: str, origin: str = ORIGIN, groups: tuple[str, ...] = ()) -> None:
         ws = origin.replace("http", "ws", 1)
-        self._cm = client.websocket_connect(f"{ws}/ws", headers={"x-user": user, "origin": origin})
+        headers = {"x-user": user, "origin": origin, **({"x-groups": ",".join(groups)} if groups else {})}
+        self._cm = client.websocket_connect(f"{ws}/ws", headers=headers)
         self.ws = self._cm.__enter__()
         self.seen: list[dict[str, Any]] = []
 

@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 
 from mcp_apps_host import Identity, create_app
 from mcp_apps_host.errors import NotGranted
+from tests.unit.test_embedding import Tab
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "servers.py"
 ORIGIN = "http://console.test"
@@ -58,24 +59,6 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
 
 def names(client: TestClient, headers: dict[str, str]) -> dict[str, str]:
     return {s["name"]: s["status"] for s in client.get("/api/servers", headers=headers).json()["servers"]}
-
-
-class Tab:
-    def __init__(self, client: TestClient, headers: dict[str, str]) -> None:
-        self._cm = client.websocket_connect("ws://console.test/ws", headers={**headers, "origin": ORIGIN})
-        self.ws = self._cm.__enter__()
-        self.seen: list[dict[str, Any]] = []
-
-    def until(self, match: Callable[[dict[str, Any]], bool], limit: int = 300) -> dict[str, Any]:
-        for _ in range(limit):
-            frame = self.ws.receive_json()
-            self.seen.append(frame)
-            if match(frame):
-                return frame
-        raise AssertionError(f"no such frame among {[f['type'] for f in self.seen[-limit:]]}")
-
-    def close(self) -> None:
-        self._cm.__exit__(None, None, None)
 
 
 def test_only_admins_manage_servers(client: TestClient):
@@ -129,7 +112,7 @@ def test_a_granted_server_is_invisible_and_refused_to_everyone_else(client: Test
         other.get("crm")
     assert not isinstance(refused.value, NotGranted)
     # A stale page's call (Bob's page typed the name) is refused, naming the rule.
-    tab = Tab(client, BOB)
+    tab = Tab(client, "bob", groups=("ops",))
     try:
         tab.ws.send_json({"type": "hello"})
         tab.until(lambda f: f["type"] == "servers")
@@ -145,7 +128,7 @@ def test_a_granted_server_is_invisible_and_refused_to_everyone_else(client: Test
 
 
 def test_a_tab_sees_servers_come_and_go(client: TestClient):
-    tab = Tab(client, ALICE)
+    tab = Tab(client, "alice", groups=("sales",))
     try:
         tab.ws.send_json({"type": "hello"})
         tab.until(lambda f: f["type"] == "servers")
