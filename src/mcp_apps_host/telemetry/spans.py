@@ -7,6 +7,7 @@ a view, a server or a person is put in one but names (server, tool, method) and 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -76,18 +77,32 @@ def view_request(method: str, request_id: object, *, server: str, view: str, too
 def tool_call(server: str, tool: str, caller: Caller, arguments: Mapping[str, Any] | None) -> Iterator[Span]:
     """The host's ``tools/call TOOL`` for the person or the model, current while it runs; the server
     request inside it is the MCP SDK's client span, which passes the trace on in `_meta.traceparent`."""
-    with tracer.start_as_current_span(f"tools/call {tool}", kind=SpanKind.INTERNAL, attributes={
-            METHOD: "tools/call", SERVER: server, TOOL: tool, CALLER: caller, **_arguments(arguments)},
-            record_exception=False, set_status_on_exception=False) as span:
+    with _current(f"tools/call {tool}", {METHOD: "tools/call", SERVER: server, TOOL: tool, CALLER: caller,
+                                         **_arguments(arguments)}) as span:
         yield span
 
 
 @contextmanager
 def step(name: str, **attributes: str) -> Iterator[Span]:
     """A span inside the current one (a model turn, a template read, a consent wait), current while it runs."""
+    with _current(name, attributes) as span:
+        yield span
+
+
+@contextmanager
+def _current(name: str, attributes: Mapping[str, Any]) -> Iterator[Span]:
+    """A span current while its block runs; one the block leaves by an exception says it was cancelled or
+    failed (the caller says how a block that returns ended)."""
     with tracer.start_as_current_span(name, attributes=attributes, record_exception=False,
                                       set_status_on_exception=False) as span:
-        yield span
+        try:
+            yield span
+        except asyncio.CancelledError:
+            finish(span, "cancelled", end=False)
+            raise
+        except Exception:
+            finish(span, "error", end=False)
+            raise
 
 
 def start(name: str, **attributes: str) -> Span:

@@ -113,15 +113,8 @@ class CallRunner:
                 return await self._run(call_id, server, tool, arguments, source, on_progress, record, key,
                                        app_tool_of)
             with spans.tool_call(server, tool, source, arguments) as span:
-                try:
-                    result = await self._run(call_id, server, tool, arguments, source, on_progress, record, key,
-                                             app_tool_of)
-                except asyncio.CancelledError:
-                    spans.finish(span, "cancelled", end=False)
-                    raise
-                except CallFailed:
-                    spans.finish(span, "error", end=False)
-                    raise
+                result = await self._run(call_id, server, tool, arguments, source, on_progress, record, key,
+                                         app_tool_of)
                 spans.finish(span, "tool-error" if result.get("isError") is True else "ok", end=False)
                 return result
 

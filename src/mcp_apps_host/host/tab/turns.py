@@ -115,15 +115,8 @@ class Turns:
         self._tools = self.offered.table()
         try:
             with spans.step("model turn") as span:  # the model's tool calls are spans inside it
-                try:
-                    await self.loop.run_turn(list(self.history), self._tools, self._execute, self._on_event,
-                                             on_item=self._remember)
-                except asyncio.CancelledError:
-                    spans.finish(span, "cancelled", end=False)
-                    raise
-                except Exception:
-                    spans.finish(span, "error", end=False)
-                    raise
+                await self.loop.run_turn(list(self.history), self._tools, self._execute, self._on_event,
+                                         on_item=self._remember)
                 spans.finish(span, "ok", end=False)
         except asyncio.CancelledError:
             self._finish_text()
