@@ -16,7 +16,7 @@ from .servers import ServerSpec, parse_config
 
 # Keys of the entry itself: the config file's, and the per-server policy sections read by their own parsers.
 ENTRY_KEYS: Final = frozenset({"command", "args", "env", "cwd", "url", "headers", "apps", "watch", "roots", "auth",
-                               "tools", "views", "limits"})
+                               "tools", "views", "limits", "consent"})
 REGISTRY_KEYS: Final = frozenset({"grants", "enabled"})
 # What stands for a secret value in what the registry shows (header and env values); sent back unchanged in
 # a PUT it keeps the value stored.

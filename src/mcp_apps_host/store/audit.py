@@ -158,6 +158,7 @@ class AuditFilter:
     until: float | None = None
     after_id: int | None = None
     through_id: int | None = None  # the last id to read (inclusive)
+    newest_first: bool = False  # a search shows the latest first; exports and pages go oldest first
 
     def __post_init__(self) -> None:
         if self.direction is not None and self.direction not in DIRECTIONS:
@@ -182,7 +183,7 @@ class AuditFilter:
             stmt = stmt.where(e.c.id > self.after_id)
         if self.through_id is not None:
             stmt = stmt.where(e.c.id <= self.through_id)
-        return stmt.order_by(e.c.id)
+        return stmt.order_by(e.c.id.desc() if self.newest_first else e.c.id)
 
 
 class AuditLog:

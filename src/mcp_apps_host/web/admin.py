@@ -1,4 +1,5 @@
-"""The admin API: the server registry (`/api/admin/servers`) and the audit stream (`/api/admin/audit`).
+"""The admin page (`/admin`) and API: the server registry (`/api/admin/servers`) and the audit stream
+(`/api/admin/audit`).
 
 The registry answers a signed-in admin (in `serve`, the console's person) or the admin API key; the
 audit stream answers the key only (`Authorization: Bearer KEY`), never a browser's cookie: it is for
@@ -13,7 +14,7 @@ import hmac
 import json
 
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 
 from ..errors import ConfigError
 from ..host.process.core import Host
@@ -22,6 +23,7 @@ from ..store.audit import AuditFilter
 from ..store.audit_stream import read_page
 from ..values.identity import DEFAULT_TENANT, Identity
 from .middleware import Person
+from .static import PAGE_HEADERS, static_text
 
 KEY_USER = "admin-key"  # who the audit trail says made a change with the key
 MAX_PAGE = 10_000
@@ -53,6 +55,18 @@ def _registry(request: Request) -> RegistrySync:
     host: Host = request.app.state.host
     assert host.registry is not None  # build_host always makes one
     return host.registry
+
+
+async def page(request: Request) -> Response:
+    """The admin page: a signed-in admin's, in the browser (the key is for tools, not pages)."""
+    user = request.user
+    if not isinstance(user, Person):
+        return HTMLResponse(request.app.state.gate.sign_in_page, status_code=401)
+    if not user.who.admin:
+        return PlainTextResponse(f"admin only: {user.who.user} is not an admin of tenant {user.who.tenant}",
+                                 status_code=403)
+    return HTMLResponse(static_text("admin.html"),
+                        headers={**PAGE_HEADERS, "Content-Security-Policy": request.app.state.page_csp})
 
 
 async def servers(request: Request) -> Response:
@@ -116,6 +130,7 @@ async def audit_stream(request: Request) -> Response:
 
 
 ROUTES = [
+    ("/admin", page, ["GET"]),
     ("/api/admin/servers", servers, ["GET"]),
     ("/api/admin/servers/{name}", server, ["PUT", "DELETE"]),
     ("/api/admin/audit", audit_stream, ["GET"]),

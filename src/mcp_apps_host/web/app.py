@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -130,8 +130,8 @@ async def health(request: Request) -> Response:
 
 async def audit(request: Request) -> Response:
     """The audit trail: `?format=jsonl` (default) or `json`, filtered by view, server, conversation,
-    direction, decision, method, since (epoch seconds). A person gets their own rows; an admin
-    their tenant's (`user=` narrows it to one person)."""
+    direction, decision, method, since (epoch seconds); in json, `order=newest` gives the latest first.
+    A person gets their own rows; an admin their tenant's (`user=` narrows it to one person)."""
     if (refused := _refused(request)) is not None:
         return refused
     person = _person(request)
@@ -151,6 +151,7 @@ async def audit(request: Request) -> Response:
         return PlainTextResponse(f"bad filter: {exc} (since must be a number and limit an integer)", status_code=400)
     await trail.drain()
     if q.get("format", "jsonl") == "json":
+        where = replace(where, newest_first=q.get("order") == "newest")  # a search's latest rows first
         return JSONResponse({"events": await asyncio.to_thread(trail.query, where, limit=limit)})
     lines = await asyncio.to_thread(lambda: list(trail.export_jsonl(where)))
     return Response("".join(lines), media_type="application/x-ndjson")

@@ -285,6 +285,7 @@ class Welcome(Frame):
     type: Literal["welcome"] = "welcome"
     version: str
     worker: int  # the process id; a reconnecting tab may land on another worker
+    admin: bool = False  # the person manages the tenant's servers: the page links to the admin page
 
 
 class Reconnect(Frame):

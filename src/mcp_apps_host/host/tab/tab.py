@@ -140,7 +140,7 @@ class Tab:
             self.page.notice(f"The host could not handle that ({frame.type}); see the host's log.", "error")
 
     async def _hello(self, hello: f.Hello) -> None:
-        self.page.send(f.Welcome(version=__version__, worker=os.getpid()))
+        self.page.send(f.Welcome(version=__version__, worker=os.getpid(), admin=self.host.identity.admin))
         env = self.env
         env.theme = hello.theme or "light"
         env.locale = hello.locale or env.locale

@@ -219,6 +219,7 @@ export interface WelcomeFrame {
   type: "welcome";
   version: string;
   worker: number;
+  admin: boolean;
 }
 
 /**

@@ -97,7 +97,10 @@ function conversationReset(msg) {
 // Every host frame has its renderer here, and each renderer takes that frame's type.
 /** @type {{[T in import("./frames").HostFrame["type"]]: (msg: import("./socket.js").HostFrameOf<T>) => void}} */
 const routes = {
-  welcome: (msg) => { document.documentElement.dataset.worker = String(msg.worker); },
+  welcome: (msg) => {
+    document.documentElement.dataset.worker = String(msg.worker);
+    /** @type {HTMLElement} */ (document.querySelector("[data-testid=admin-link]")).hidden = !msg.admin;
+  },
   reconnect: (msg) => {
     // Counted on the page, so a test (or a person in the inspector) can tell a planned move from a lost host.
     const root = document.documentElement;
