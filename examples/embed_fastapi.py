@@ -96,7 +96,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     uvicorn.run("embed_fastapi:make", factory=True, app_dir=str(Path(__file__).parent), host="127.0.0.1",
-                port=PORT, workers=args.workers, log_level="warning")
+                port=PORT, workers=args.workers, log_level="warning",
+                timeout_worker_healthcheck=30)  # a worker still starting on a busy machine is not hung
 
 
 if __name__ == "__main__":

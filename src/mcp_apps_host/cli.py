@@ -238,12 +238,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+WORKER_HEALTHCHECK_SECONDS = 30
+
+
 def _uvicorn(app: HostOrSandbox | str, config: HostConfig, workers: int = 1) -> uvicorn.Config:
     # log_config=None: uvicorn's lines go through the host's own handler (text or JSON), not one of its own.
     # The host drains its tabs and calls before uvicorn's own shutdown starts (web/stopping.py): what is
     # left by then are idle HTTP connections, given a few seconds.
+    # The supervisor's health check waits 30 s, not uvicorn's 5: on a busy machine a worker still importing
+    # answers late, and killing it for that restarts every worker in a loop that never serves.
     return uvicorn.Config(app, factory=isinstance(app, str), workers=workers, log_level="warning", log_config=None,
-                          ws_max_size=config.limits.max_ws_frame_bytes, timeout_graceful_shutdown=5)
+                          ws_max_size=config.limits.max_ws_frame_bytes, timeout_graceful_shutdown=5,
+                          timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS)
 
 
 class Workers(Multiprocess):

@@ -8,7 +8,6 @@ import os
 import re
 import shlex
 import signal
-import subprocess
 import sys
 import time
 import urllib.error
@@ -18,12 +17,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from embedded import embed_example, fixture_entry, sign_in, worker_of
 from harness import (
     attach_console,
     burst_answered,
     call_tool,
-    free_port,
-    kill_group,
     tail,
     view_frame,
     wait_servers,
@@ -35,7 +33,6 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "servers.py"
-EXAMPLE = REPO / "examples" / "embed_fastapi.py"
 
 
 def cmd(kind: str) -> str:
@@ -60,52 +57,8 @@ def open_page(browser: Browser, url: str) -> Page:
 
 @pytest.fixture
 def example(postgres, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    config = tmp_path / "servers.json"
-    config.write_text(json.dumps({"mcpServers": {"rec": {"command": sys.executable, "args": [str(FIXTURES), "rec"],
-                                                          "apps": True}}}))
-    log = tmp_path / "example.log"
-    env = dict(os.environ, EMBED_PORT=str(port), EMBED_DATABASE=postgres.database(), EMBED_CONFIG=str(config),
-               PYTHONUNBUFFERED="1")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, str(EXAMPLE), "--workers", "2"], stdout=out, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/", timeout=2).close()
-                break
-            except OSError as exc:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"the example did not start:\n{tail(log.read_text(errors='replace'))}") \
-                        from exc
-                time.sleep(0.3)
+    with embed_example(postgres, tmp_path, {"rec": fixture_entry("rec")}) as base:
         yield base
-    finally:
-        kill_group(proc)
-
-
-def sign_in(browser: Browser, base: str, user: str) -> Page:
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    attach_console(page)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            page.goto(f"{base}/login?user={user}")
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-    page.locator("[data-testid=open-apps]").click()
-    page.locator("[data-testid=chat-input]").wait_for(state="visible", timeout=30_000)
-    deadline = time.monotonic() + 60
-    while {s["status"] for s in page.request.get(f"{base}/apps/api/servers").json()["servers"]} != {"ready"}:
-        assert time.monotonic() < deadline, "the example's servers did not connect"
-        time.sleep(0.2)
-    return page
 
 
 def test_the_embed_example_keeps_each_person_to_their_own(chromium: Browser, example: str):
@@ -176,11 +129,6 @@ def wait_ready(host, timeout: float = 180.0) -> None:
             pass
         assert time.monotonic() < deadline, f"the workers did not get ready:\n{tail(host.log_text())}"
         time.sleep(0.5)
-
-
-def worker_of(page: Page) -> int:
-    page.wait_for_function("() => document.documentElement.dataset.worker !== undefined", timeout=60_000)
-    return int(page.evaluate("document.documentElement.dataset.worker"))
 
 
 def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host, chromium: Browser, postgres,
