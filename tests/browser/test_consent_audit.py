@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from harness import burst_answered, call_tool, view_frame, wait_view
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -148,6 +149,18 @@ def test_audit_export_has_the_refused_cross_server_call_and_csp_violation(start_
         assert "not a tool of server 'vis'" in refused[0]["reason"] and refused[0]["direction"] == "view->host"
         assert refused[0]["server"] == "vis" and refused[0]["view"]
         assert blocked.url in violations[0]["reason"] and "connectDomains" in violations[0]["reason"]
+        # Each view's policy is on record once, with what it declared; the person is told where the csp view
+        # may send data, and nothing is said of the view that declared nothing.
+        policies = {e["view"]: e for e in lines if e["method"] == "view-csp"}
+        csp_view = page.locator('[data-testid=view][data-server="csp"]').get_attribute("data-view")
+        vis_view = page.locator('[data-testid=view][data-server="vis"]').get_attribute("data-view")
+        assert [e["view"] for e in lines if e["method"] == "view-csp"].count(csp_view) == 1
+        assert "connect-src http://127.0.0.1:9" in policies[csp_view]["reason"]
+        assert "connect-src 'none'" in policies[vis_view]["reason"]
+        assert "csp-report" not in policies[csp_view]["reason"]  # the report address is a signed handle
+        expect(page.locator(f'[data-view="{csp_view}"] [data-testid=view-csp-warning]')).to_contain_text(
+            "http://127.0.0.1:9")
+        expect(page.locator(f'[data-view="{vis_view}"] [data-testid=view-csp-warning]')).to_have_count(0)
         for field in ("ts", "conversation", "view", "server", "direction", "method", "id", "decision", "reason"):
             assert field in lines[0]
         assert {e["direction"] for e in lines} >= {"view->host", "host->view", "host->server", "server->host"}

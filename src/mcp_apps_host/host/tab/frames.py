@@ -424,6 +424,9 @@ class ViewMount(Frame):
     pinned: bool = False  # drawn in the side panel (a pinned view brought back after a reload), not under a call
     prestarted: str | None = None  # the `view-prestart` key of the loaded proxy to take instead of a new one
     prebooted: bool = False  # booted ahead for no call yet: drawn hidden until a `view-adopt` names its call
+    csp: str | None = None  # the Content-Security-Policy the view runs under (the page's console shows it)
+    # Origins the view declared it sends data to (connect-src beyond the host): the page warns the person.
+    connect_domains: list[str] = Field(default_factory=list)
 
 
 class ViewParked(Frame):

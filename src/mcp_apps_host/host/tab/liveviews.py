@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from ...policy.csp import allow_attribute
+from ...policy.csp import allow_attribute, build_view_csp
 from ...policy.review import csp_entry_for
 from ...telemetry import metrics
 from ...values.templates import Template
@@ -32,6 +32,8 @@ from .pagetemplates import PageTemplates
 from .ports import ToolRunner
 from .prebooted import PrebootedViews
 from .prestarted import PrestartedProxies
+
+VIEW_CSP = "view-csp"  # the audit trail's record of the policy a view runs under
 
 
 class LiveViews:
@@ -66,6 +68,7 @@ class LiveViews:
         mounted = host.register_view(template, lambda report: self.csp_violation(mounted.handle, report),
                                      tool=entry.name, conversation=conversation, prestarted=prestarted)
         allow = allow_attribute(template.permissions, host.granted_permissions)
+        policy = build_view_csp(template.csp)  # as applied, without its report address (a signed handle)
         # Each view has its own copy of the environment: the inspector may change one view's context only.
         session = ViewSession(view_spec(host, call_id, entry, template, widget_state), replace(self.env), host.limits)
         session.held_back = prebooted
@@ -80,7 +83,10 @@ class LiveViews:
             template_sha256=template.sha256, trust=None if prebooted else trust, warnings=list(template.warnings),
             replaces=replaces, pinned=pinned,
             prestarted=prestarted.handle if prestarted is not None and prestarted.handle == mounted.handle else None,
-            prebooted=prebooted))
+            prebooted=prebooted, csp=policy, connect_domains=list(template.csp.connect_domains)))
+        # Once per view: the policy it runs under, and what it widened (the inspector shows it beside its messages).
+        self.audit("host->view", VIEW_CSP, server=entry.server, view=mounted.handle, decision="allowed", reason=policy,
+                   payload=template.csp.to_json())
         if not prebooted:
             self.lazy.mounted(view)
         # The template goes now, while the proxy loads; the page hands it over on the proxy's ready.

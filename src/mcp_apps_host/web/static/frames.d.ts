@@ -349,6 +349,8 @@ export interface ViewMountFrame {
   pinned: boolean;
   prestarted: string | null;
   prebooted: boolean;
+  csp: string | null;
+  connectDomains: string[];
 }
 
 /**

@@ -138,7 +138,10 @@ export function viewMount(msg) {
     // A view booted ahead is not one of the conversation's views until a call takes it.
     class: `view ${msg.prefersBorder === false ? "borderless" : "bordered"}`, "data-testid": msg.prebooted === true ? "view-preboot" : "view",
     "data-server": server, "data-tool": tool, "data-state": "loading", "data-view": handle, "data-display-mode": "inline",
-  }, sourceBar, warningsBox(msg.warnings), errorBox, frameBox, el("div", { class: "view-foot" }, context, log));
+  }, sourceBar, connectWarning(msg.connectDomains), warningsBox(msg.warnings), errorBox, frameBox,
+  el("div", { class: "view-foot" }, context, log));
+  // Where an app's author looks first: the policy the view runs under (what it blocks is logged as it happens).
+  if (typeof msg.csp === "string" && msg.prebooted !== true) console.info(`[mcp-apps-host] ${server} · ${tool} runs under Content-Security-Policy: ${msg.csp}`);
 
   const view = record.newView({
     handle, server, sandboxOrigin: String(msg.sandboxOrigin ?? ""), container, frameBox, loading, errorBox,
@@ -257,6 +260,16 @@ function trustMarker(trust, sha) {
 }
 
 /** What the host's static review of the template found, folded under one line. */
+/** The origins a view declared it sends data to (connectDomains): the person sees where their data may go. */
+function connectWarning(domains) {
+  const list = (Array.isArray(domains) ? domains : []).map((d) => String(d)).filter(Boolean);
+  if (!list.length) return null;
+  return el("div", { class: "view-csp-warning", "data-testid": "view-csp-warning", role: "note" },
+    el("span", { class: "view-warnings-icon", "aria-hidden": "true" }, "!"),
+    el("span", {}, `This app can send data to ${list.length === 1 ? "an outside address" : "outside addresses"}: `,
+      el("span", { class: "view-csp-domains" }, list.join(", "))));
+}
+
 function warningsBox(warnings) {
   const list = (Array.isArray(warnings) ? warnings : []).map((w) => String(w)).filter(Boolean);
   if (!list.length) return null;
