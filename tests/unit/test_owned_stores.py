@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from mcp_apps_host.store.consents import RememberedConsents
 from mcp_apps_host.store.conversations import Conversations
 from mcp_apps_host.store.db import open_database
 from mcp_apps_host.store.pins import TemplatePins
+from mcp_apps_host.store.registry import ServerRegistry, StoredServer
 from mcp_apps_host.store.schema import metadata
 from mcp_apps_host.values.identity import Identity
 
@@ -103,3 +105,38 @@ def test_audit_rows_carry_their_person(engine: Engine):
         assert (row["tenant"], row["user"]) == ("globex", "alice")
     finally:
         log.close()
+
+
+def _put_at_once(engines: list[Engine], name: str) -> list[StoredServer | None]:
+    """Each engine's admin writes ``name`` at the same moment; what each write replaced."""
+    start = threading.Barrier(len(engines))
+    befores: list[StoredServer | None] = []
+
+    def put(engine: Engine, who: str) -> None:
+        start.wait(timeout=30)
+        befores.append(ServerRegistry(engine).put(name, "team", {"url": f"https://{who}.example"}, who))
+
+    writers = [threading.Thread(target=put, args=(e, f"admin{i}")) for i, e in enumerate(engines)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(timeout=60)
+    return befores
+
+
+def test_two_admins_adding_one_name_at_once_both_succeed_in_some_order(url: str):
+    """Two workers (two engines) adding the same new server at the same moment: neither fails, one is the
+    add and the other the change after it, and the row is the later one's."""
+    engines = [open_database(url) for _ in range(2)]
+    try:
+        for round_ in range(20):
+            name = f"crm{round_}"
+            befores = _put_at_once(engines, name)
+            assert len(befores) == 2, "a write failed"
+            assert sorted(b is None for b in befores) == [False, True]  # one add, one change
+            changed = next(b for b in befores if b is not None)
+            row = ServerRegistry(engines[0]).get(name)
+            assert row is not None and row.updated_by != changed.updated_by
+    finally:
+        for engine in engines:
+            engine.dispose()

@@ -2,7 +2,8 @@
 
 A write returns what was there before, for the audit trail's before → after. Two admins writing the
 same name at once: the row lock of the read (`FOR UPDATE` on PostgreSQL, SQLite's one writer) makes the
-before each of them records the one their write replaced.
+before each of them records the one their write replaced; two adding the same new name, the second's insert
+fails on the key and is made again as a change.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
 from .schema import registry_servers
 
@@ -53,6 +55,14 @@ class ServerRegistry:
         """Add or replace ``name``; what was there before (None: it is new)."""
         values = {"tenant": tenant, "body": json.dumps(body, sort_keys=True), "updated": time.time(),
                   "updated_by": by}
+        try:
+            return self._put(name, values)
+        except IntegrityError:
+            # A new name written twice at once: no row to lock, both insert, one wins. The other's write
+            # replaces it, as if it had come just after.
+            return self._put(name, values)
+
+    def _put(self, name: str, values: dict[str, Any]) -> StoredServer | None:
         with self.engine.begin() as conn:
             before = self._get(conn, name, lock=True)
             if before is None:
