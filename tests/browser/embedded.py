@@ -32,14 +32,14 @@ def fixture_entry(kind: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def embed_example(postgres: Postgres, workdir: Path, servers: dict[str, dict[str, Any]],
-                  env: dict[str, str] | None = None) -> Iterator[str]:
-    """The example with ``servers`` in its config, serving on a free port; yields its base URL."""
+                  model: dict[str, Any] | None = None) -> Iterator[str]:
+    """The example with ``servers`` (and ``model``) in its config, serving on a free port; yields its base URL."""
     port = free_port()
     config = workdir / "servers.json"
-    config.write_text(json.dumps({"mcpServers": servers}))
+    config.write_text(json.dumps({"mcpServers": servers, **({"model": model} if model else {})}))
     log = workdir / "example.log"
     environ = dict(os.environ, EMBED_PORT=str(port), EMBED_DATABASE=postgres.database(), EMBED_CONFIG=str(config),
-                   PYTHONUNBUFFERED="1", **(env or {}))
+                   PYTHONUNBUFFERED="1")
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, str(EXAMPLE), "--workers", "2"], stdout=out, stderr=subprocess.STDOUT,
                                 env=environ, start_new_session=True)

@@ -14,15 +14,30 @@ from embedded import embed_example, fixture_entry, server_names, sign_in, worker
 from harness import answer_consent, call_tool, start_new_conversation, view_frame, wait_view
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from tests.modelfakes import openai_fake, streamed_call, text
+from tests.modelfakes._server import FakeServer
+
 pytestmark = pytest.mark.browser
 
 DEADLINE = 60.0  # seconds: a change reaches every worker within seconds; a busy machine gets more
 
 
+# The model's one scripted turn (in the read-only test): it calls a tool the rule refuses, then says so.
+MODEL_SCRIPT = [[*streamed_call("notes__write-note", json.dumps({"text": "by the model"}))],
+                [text("The note was refused.")]]
+
+
 @pytest.fixture(scope="module")
-def team(postgres, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The example with one server from its config file (`rec`, read-only on the admin page)."""
-    with embed_example(postgres, tmp_path_factory.mktemp("team"), {"rec": fixture_entry("rec")}) as base:
+def model() -> Iterator[FakeServer]:
+    with openai_fake.serve_script(MODEL_SCRIPT) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def team(postgres, model: FakeServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The example with one server from its config file (`rec`, read-only on the admin page) and a model."""
+    with embed_example(postgres, tmp_path_factory.mktemp("team"), {"rec": fixture_entry("rec")},
+                       model={"spec": "openai:fake", "baseUrl": model.base_url}) as base:
         yield base
 
 
@@ -82,6 +97,12 @@ def call_until(page: Page, server: str, tool: str, args: dict, settled: str, wha
         assert time.monotonic() < deadline, f"waited {DEADLINE:.0f} s for {what}; the last call said {text!r}"
 
 
+def say(page: Page, line: str) -> None:
+    box = page.locator("[data-testid=chat-input]")
+    box.fill(line)
+    box.press("Enter")
+
+
 def view_check(page: Page, server: str, tool: str, name: str) -> str:
     item = view_frame(wait_view(page, server, tool)).locator(f'[data-check="{name}"]')
     item.wait_for(state="attached", timeout=DEADLINE * 1000)  # a tab in the background draws nothing
@@ -128,7 +149,8 @@ def test_a_server_added_on_the_admin_page_is_its_groups_alone_and_renders_on_bot
         "policy: server crm is granted to groups sales")
 
 
-def test_read_only_set_on_the_admin_page_refuses_the_persons_call_and_a_views(chromium: Browser, team: str):
+def test_read_only_set_on_the_admin_page_refuses_the_persons_the_models_and_a_views_call(
+        chromium: Browser, team: str, model: FakeServer):
     admin = open_admin(chromium, team)
     carol = sign_in(chromium, team, "carol")
     save_server(admin, "notes", entry=fixture_entry("rec"))  # everyone's
@@ -140,6 +162,19 @@ def test_read_only_set_on_the_admin_page_refuses_the_persons_call_and_a_views(ch
     # The person's call (the picker's and /call's frame), refused with the rule named, once the change is in.
     refused = call_until(carol, "notes", "write-note", {"text": "after"}, "policy:", "the read-only rule")
     assert "policy: notes is read-only: write-note is not annotated readOnlyHint" in refused
+    # From the tool picker, the same.
+    carol.locator("[data-testid=server][data-server=notes] [data-testid=tool][data-tool=write-note]").click()
+    carol.locator("[data-testid=picker-form] input").first.fill("picked")
+    carol.locator("[data-testid=picker-submit]").click()
+    expect(carol.locator("[data-testid=call]").last.locator("[data-testid=call-error]")).to_contain_text(
+        "policy: notes is read-only: write-note is not annotated readOnlyHint")
+    # The model is not offered the tool, and its call of it anyway is refused alike.
+    say(carol, "write a note")
+    carol.get_by_text("The note was refused.").wait_for(timeout=DEADLINE * 1000)
+    offered = {t["function"]["name"] for t in model.requests[0].body["tools"]}
+    assert "notes__record" in offered and "notes__write-note" not in offered
+    told = json.dumps([m for m in model.requests[1].body["messages"] if m["role"] == "tool"])
+    assert "policy: notes is read-only" in told, told
     # Its read-only tool still runs and shows its view; the view's call of the other tool is refused alike,
     # without asking the person.
     start_new_conversation(carol)
