@@ -9,8 +9,10 @@ logged once when it starts and once when it ends, not per attempt.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
@@ -26,14 +28,25 @@ log = logging.getLogger("mcp_apps_host.store.outage")
 RETRY_FIRST: Final = 0.1
 RETRY_MAX: Final = 1.0
 
-Why = Literal["is unreachable", "is full", "is read-only"]
+Why = Literal["is unreachable", "is full", "is read-only", "is busy"]
+
+# What SQLite says when it cannot take a write now, as against a write that is wrong ("no such table").
+_SQLITE_TRANSIENT: Final = ("disk is full", "readonly database", "database is locked", "disk i/o error",
+                            "unable to open database file")
 
 
 def cannot_write(exc: BaseException) -> bool:
     """The database cannot take writes right now (worth a retry), as against a write that is wrong."""
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True
-    return isinstance(exc, OperationalError | InterfaceError | DisconnectionError | PoolTimeout | OSError)
+    if isinstance(exc, DisconnectionError | PoolTimeout | OSError):
+        return True
+    text = str(getattr(exc, "orig", None) or exc).lower()
+    if isinstance(exc, DBAPIError) and exc.orig is not None and type(exc.orig).__module__.startswith("sqlite3"):
+        return any(words in text for words in _SQLITE_TRANSIENT)
+    # PostgreSQL: a lost or refused connection, a server shutting down or starting, a full disk (all
+    # OperationalError), or a standby that took over read-only ("read-only transaction").
+    return isinstance(exc, OperationalError | InterfaceError) or "read-only transaction" in text
 
 
 def why(exc: BaseException) -> Why:
@@ -42,7 +55,29 @@ def why(exc: BaseException) -> Why:
         return "is full"
     if "readonly" in text or "read-only" in text or "read only" in text:
         return "is read-only"
+    if "database is locked" in text:
+        return "is busy"
     return "is unreachable"
+
+
+async def write_retried(write: Callable[[], None], what: str, wait: float) -> None:
+    """Run a blocking write off the loop; a database that cannot take it now is tried again with backoff for
+    up to ``wait`` seconds, then the write is logged as lost (never raised: it runs unawaited in the background)."""
+    delay, deadline = RETRY_FIRST, asyncio.get_running_loop().time() + wait
+    while True:
+        try:
+            await asyncio.to_thread(write)
+            return
+        except Exception as exc:
+            if not cannot_write(exc):
+                log.exception("could not write %s", what)
+                return
+            if asyncio.get_running_loop().time() >= deadline:
+                log.error("could not write %s: the database %s (waited %g s, database_wait_timeout)",
+                          what, why(exc), wait)
+                return
+        await asyncio.sleep(delay)  # backoff before the next attempt, not a wait for a condition
+        delay = min(delay * 2, RETRY_MAX)
 
 
 def unavailable(reason: Why, wait: float) -> DatabaseUnavailable:
@@ -139,9 +174,7 @@ class Backlog:
             return [], [], error
         # Once the outage itself is that old, whoever comes next fails at once, until the database is back.
         late = now if now - self.down_since >= self.wait else now - self.wait
-        held = [h for h in self.rows if h.waiter is not None and h.since <= late]
-        for h in held:
-            h.waiter = None
+        held = [h for h in self.rows if h.waiter is not None and h.since <= late]  # the writer tells them
         flags = []
         while self.flushes and self.flushes[0].since <= late:
             flags.append(self.flushes.popleft().flag)
