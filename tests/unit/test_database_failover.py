@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from mcp_apps_host.errors import DatabaseUnavailable
 from mcp_apps_host.host.process.bus import deliver
@@ -170,3 +172,19 @@ async def test_the_bus_listens_again_and_holds_what_was_published_meanwhile(pg: 
             await bus.stop()
     assert logged(caplog, "bus: listening failed") == 2, "one line per listener per outage, not per attempt"
     assert logged(caplog, "bus: publishing failed") == 1
+
+
+def test_what_a_database_error_means_is_read_from_the_driver_not_from_the_statement():
+    def error(orig: BaseException, params: Any = None) -> OperationalError:
+        return OperationalError("INSERT INTO audit_events ...", params, orig)
+
+    # A payload that speaks of read-only tools does not make a lost connection a read-only database.
+    lost = error(psycopg.OperationalError("server closed the connection unexpectedly"),
+                 {"payload": '{"annotations": {"readOnlyHint": true}}'})
+    assert outage.cannot_write(lost) and outage.why(lost) == "is unreachable"
+    full = error(sqlite3.OperationalError("database or disk is full"))
+    assert outage.cannot_write(full) and outage.why(full) == "is full"
+    read_only = error(sqlite3.OperationalError("attempt to write a readonly database"))
+    assert outage.cannot_write(read_only) and outage.why(read_only) == "is read-only"
+    # A write that is wrong is not an outage: it fails at once rather than being tried again.
+    assert not outage.cannot_write(error(sqlite3.OperationalError("no such table: audit_events")))

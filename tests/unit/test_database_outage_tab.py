@@ -129,7 +129,7 @@ def on_record_sqlite(path: Path, view: str) -> set[int]:
     return {int(r[0]) for r in rows if r[0] is not None and str(r[0]).isdigit()}
 
 
-def check_burst(burst: Burst, recorded: set[int]) -> tuple[int, int]:
+def check_burst(burst: Burst, recorded: set[int], said: str) -> tuple[int, int]:
     """Every request answered exactly once; every answer the view saw is on record. (lost, errors)"""
     replies = burst.replies()
     twice = {i: len(r) for i, r in replies.items() if len(r) > 1}
@@ -139,7 +139,7 @@ def check_burst(burst: Burst, recorded: set[int]) -> tuple[int, int]:
     not_on_record = sorted(answered_ok - recorded)
     errors = {i: r[0][0]["error"]["message"] for i, r in replies.items() if "error" in r[0][0]}
     for message in errors.values():
-        assert "database" in message and "database_wait_timeout" in message, message
+        assert f"database {said}" in message and "database_wait_timeout" in message, message
     return len(unanswered) + len(not_on_record), len(errors)
 
 
@@ -159,7 +159,7 @@ async def test_a_postgres_restart_during_a_burst_loses_no_answer_and_everything_
             await until(lambda: len(burst.answered(ok=True)) >= 20, "answers before the outage")
 
             await asyncio.to_thread(pg.halt, "fast")
-            down_at = time.monotonic()
+            down_at = time.monotonic()  # from here until it is started again, nothing can be committed
             body = await ready_is(here, 503)
             assert "database" in body["notReady"], body
             if wait == WAIT:  # kept away until a request has waited out database_wait_timeout: its view hears why
@@ -167,8 +167,12 @@ async def test_a_postgres_restart_during_a_burst_loses_no_answer_and_everything_
             else:  # back well within the wait: the requests made meanwhile wait for it
                 await until(lambda: sum(at > down_at for at in burst.sent.values()) >= 20, "requests while away")
 
+            starting = time.monotonic()
             await asyncio.to_thread(pg.resume)
             up_at = time.monotonic()
+            uncommitted = [i for i, got in burst.replies().items() for message, at in got
+                           if "result" in message and down_at < at < starting]
+            assert not uncommitted, f"answers the view got while nothing could be committed: {uncommitted}"
             first = await until(lambda: [at for i, got in burst.replies().items() if burst.sent[i] >= up_at
                                          for message, at in got if "result" in message], "an answer after the restart")
             recovered = min(first) - up_at
@@ -176,7 +180,7 @@ async def test_a_postgres_restart_during_a_burst_loses_no_answer_and_everything_
             ready_after = time.monotonic() - up_at
             await burst.stop()
             await until(lambda: set(burst.replies()) == set(burst.sent), "every request of the burst answered")
-            lost, errors = check_burst(burst, on_record_pg(url, burst.view))
+            lost, errors = check_burst(burst, on_record_pg(url, burst.view), "is unreachable")
 
             # The tab carries on: a new call from the page, its view, and the view's own request.
             call_id = await call(tab, "fine", "fine-view")
@@ -240,5 +244,5 @@ async def test_a_sqlite_database_full_or_read_only_says_so_and_loses_nothing(tmp
         call_id = await call(tab, "fine", "fine-view")
         assert (await ended(tab, call_id))["type"] == "call-finished"
         view = burst.view
-    lost, _ = check_burst(burst, on_record_sqlite(db, view))
+    lost, _ = check_burst(burst, on_record_sqlite(db, view), said)
     assert lost == 0

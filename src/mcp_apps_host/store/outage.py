@@ -50,7 +50,8 @@ def cannot_write(exc: BaseException) -> bool:
 
 
 def why(exc: BaseException) -> Why:
-    text = str(exc).lower()
+    # The driver's own message: the statement and its parameters (which may say "readOnly") are not looked at.
+    text = str(getattr(exc, "orig", None) or exc).lower()
     if "disk is full" in text or "no space left" in text or "disk full" in text:
         return "is full"
     if "readonly" in text or "read-only" in text or "read only" in text:
