@@ -14,12 +14,13 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import Final, Literal, Protocol
 
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from ..errors import DatabaseUnavailable
+from .audit_events import Row
 
 log = logging.getLogger("mcp_apps_host.store.outage")
 
@@ -92,12 +93,16 @@ class Settable(Protocol):
     def set(self, error: BaseException | None = None) -> None: ...
 
 
+# Who waits for a queued event: the event loop and future of an awaiting `record`, or nobody.
+Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None
+
+
 @dataclass
 class Held:
-    """One event not yet committed: its row, who waits for it (``settle(error)``, or None), when it came."""
+    """One event not yet committed: its row, who waits for it (None once told, or if nobody), when it came."""
 
-    row: Any
-    waiter: Any
+    row: Row
+    waiter: Waiter
     since: float
 
 
@@ -124,7 +129,7 @@ class Backlog:
     _delay: float = RETRY_FIRST
     _told_callers: bool = False
 
-    def add(self, row: Any, waiter: Any, now: float) -> None:
+    def add(self, row: Row, waiter: Waiter, now: float) -> None:
         self.rows.append(Held(row, waiter, now))
         self.taken += 1
 
