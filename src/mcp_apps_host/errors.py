@@ -81,6 +81,11 @@ class DatabaseError(HostError):
     """The database cannot be opened or migrated; the message names the URL (without its password)."""
 
 
+class DatabaseUnavailable(HostError):
+    """The database cannot take writes now (unreachable, restarting, full or read-only) and did not within
+    the named limit; nothing that needed the write was answered as done."""
+
+
 class SignInRequired(ServerUnavailable):
     """A server needs the person to sign in (MCP authorization) and they have not, or declined."""
 

@@ -89,6 +89,12 @@ class Limits:
     elicitation_timeout: float = 600.0
     # Fields an elicitation form may have (properties of its requestedSchema).
     max_elicitation_fields: int = 50
+    # Seconds a reply that waits for its audit record waits for a database that cannot take writes
+    # (restarting, unreachable, full, read-only) before the view is answered with an error instead.
+    database_wait_timeout: float = 30.0
+    # Audit events kept in memory while the database cannot take them, written once it is back; past
+    # this many the oldest are dropped (and the drop logged).
+    max_audit_backlog: int = 100_000
 
 
 DEFAULT_LIMITS = Limits()

@@ -4,9 +4,11 @@ written once, as it is by then."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Any
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from mcp_apps_host.host.tab.journal import Journal
 
@@ -79,4 +81,54 @@ async def test_what_the_caller_edits_after_handing_it_over_is_not_written() -> N
     data["status"] = "edited again"
     await journal.call(lambda: None)
     assert [w[2] for w in repo.writes] == [{"status": "ok"}]
+    await journal.close()
+
+
+class Away(Repo):
+    """A store that cannot take writes (a full disk) until ``back`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.back = False
+        self.refused = 0
+
+    def append(self, conversation: str, kind: str, data: dict[str, Any]) -> int:
+        if not self.back:
+            self.refused += 1
+            raise OperationalError("INSERT", None, sqlite3.OperationalError("database or disk is full"))
+        return super().append(conversation, kind, data)
+
+
+@pytest.mark.anyio
+async def test_a_write_the_database_cannot_take_now_is_tried_again_in_order() -> None:
+    repo = Away()
+    journal = Journal(repo, wait=120)  # type: ignore[arg-type]
+    first = journal.append("c", "tool-call", {"status": "running"})
+    journal.append("c", "message", {"text": "after it"})
+    async with asyncio.timeout(60):
+        while repo.refused < 3:  # tried again, not given up
+            await asyncio.sleep(0.05)
+    journal.update(first, {"status": "ok"})  # a change meanwhile is written with it
+    repo.back = True
+    async with asyncio.timeout(60):
+        await journal.call(lambda: None)
+    assert repo.writes == [("append", "tool-call", {"status": "ok"}), ("append", "message", {"text": "after it"})]
+    await journal.close()
+
+
+@pytest.mark.anyio
+async def test_a_write_is_given_up_after_the_wait_and_said_so(caplog: pytest.LogCaptureFixture) -> None:
+    repo = Away()
+    journal = Journal(repo, wait=1.0)  # type: ignore[arg-type]
+    journal.append("c", "tool-call", {"status": "running"})
+    async with asyncio.timeout(60):
+        await journal.call(lambda: None)  # queued after the write: runs once it was given up
+    assert repo.writes == [] and repo.refused >= 2
+    assert any("the database is full" in r.getMessage() and "database_wait_timeout" in r.getMessage()
+               for r in caplog.records)
+    repo.back = True
+    journal.append("c", "message", {"text": "next"})  # the journal goes on
+    async with asyncio.timeout(60):
+        await journal.call(lambda: None)
+    assert repo.writes == [("append", "message", {"text": "next"})]
     await journal.close()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import queue
@@ -37,6 +38,7 @@ from typing import Any, Final, Self, TypeVar
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
+from ..settings import DEFAULT_LIMITS
 from ..telemetry import metrics
 from ..values.decisions import Decision, Direction
 from .audit_events import (
@@ -51,6 +53,7 @@ from .audit_events import (
     to_row,
 )
 from .db import open_database
+from .outage import Backlog, Held, cannot_write, unavailable
 from .schema import audit_events, audit_payloads
 
 __all__ = [
@@ -75,8 +78,6 @@ _MAX_BATCH: Final = 2000
 LINGER_SECONDS: Final = 0.005
 
 
-# Who waits for a queued event: the event loop and future of an awaiting `record`, or nobody.
-_Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None
 
 
 _STOP: Final = object()
@@ -93,8 +94,18 @@ class _LoopFlag:
         self.loop = asyncio.get_running_loop()
         self.future: asyncio.Future[None] = self.loop.create_future()
 
-    def set(self) -> None:
-        _wake(self.loop, [self.future], None)
+    def set(self, error: BaseException | None = None) -> None:
+        _wake(self.loop, [self.future], error)
+
+
+class _ThreadFlag:
+    """A flush marker a thread blocks on; it is set whether the events were written or not."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def set(self, error: BaseException | None = None) -> None:
+        self.event.set()
 
 
 def _wake(loop: asyncio.AbstractEventLoop, futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
@@ -190,11 +201,14 @@ class AuditLog:
     """Durable, ordered audit events with group commit.
 
     ``engine_or_url``: an Engine from :func:`~mcp_apps_host.store.db.open_database` (share the
-    host's) or a database URL, opened (and migrated) here.
+    host's) or a database URL, opened (and migrated) here. While the database cannot take writes, the
+    events are held (at most ``max_backlog``) and a waiting caller fails after ``wait`` seconds
+    (`outage.py`).
     """
 
     def __init__(self, engine_or_url: Engine | str, *, preview_chars: int = PREVIEW_CHARS,
-                 linger: float = LINGER_SECONDS) -> None:
+                 linger: float = LINGER_SECONDS, wait: float = DEFAULT_LIMITS.database_wait_timeout,
+                 max_backlog: int = DEFAULT_LIMITS.max_audit_backlog) -> None:
         if isinstance(engine_or_url, str):
             self.engine = open_database(engine_or_url)
             self._owns_engine = True
@@ -205,6 +219,8 @@ class AuditLog:
             raise ValueError("preview_chars: must be at least 1")
         self.preview_chars = preview_chars
         self.linger = linger
+        self.wait = wait
+        self.max_backlog = max_backlog
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()  # makes "check closed + enqueue" atomic against close()
         self._closed = False
@@ -228,7 +244,8 @@ class AuditLog:
             metrics.AUDIT_QUEUE_DEPTH.inc()
 
     async def record(self, event: AuditEvent) -> None:
-        """Queue the event and return once it is committed (raises if the commit failed).
+        """Queue the event and return once it is committed (raises if the commit failed, or
+        :class:`DatabaseUnavailable` after ``wait`` seconds of a database that cannot take it).
 
         The event is queued when this coroutine starts running, so concurrent callers
         are written in the order their ``record`` calls began. If the awaiting task is
@@ -249,13 +266,15 @@ class AuditLog:
 
     def flush(self, timeout: float | None = None) -> None:
         """Block until everything queued so far is committed (or failed)."""
-        done = threading.Event()
+        done = _ThreadFlag()
         self._enqueue((_FLUSH, done))
-        if not done.wait(timeout):
+        if not done.event.wait(timeout):
             raise TimeoutError("the audit log did not drain in time")
 
     async def drain(self) -> None:
-        """:meth:`flush` for event-loop code: the writer wakes the loop itself (no thread waits for it)."""
+        """Return once everything queued so far is committed; the writer wakes the loop itself (no thread
+        waits for it). Raises :class:`DatabaseUnavailable` when the database could not take it within
+        ``wait`` seconds (the events stay held and are written once it can)."""
         flag = _LoopFlag()
         self._enqueue((_FLUSH, flag))
         await flag.future
@@ -306,66 +325,119 @@ class AuditLog:
             self._ready.set()
             return
         self._ready.set()
+        held = Backlog(self.wait, self.max_backlog)
         stopping = False
         try:
-            while not stopping:
-                batch: list[tuple[Row, _Waiter]] = []
-                flushes: list[threading.Event | _LoopFlag] = []
+            while True:
                 jobs: list[Any] = []
-                item = self._queue.get()
-                until = time.monotonic() + self.linger
-                while True:
-                    if item is _STOP:
-                        stopping = True
-                    elif isinstance(item, tuple) and item[0] is _FLUSH:
-                        flushes.append(item[1])
-                    elif isinstance(item, tuple) and item[0] is _JOB:
-                        jobs.append(item[1])
-                    else:
-                        batch.append(item)
-                    if stopping or len(batch) >= _MAX_BATCH:
-                        break
-                    # Someone waits: commit what is here now. Else linger a moment for the rest of the call.
-                    waited_for = flushes or any(waiter is not None for _, waiter in batch)
-                    left = 0.0 if waited_for else until - time.monotonic()
-                    try:
-                        item = self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                if batch:
-                    error: BaseException | None
-                    try:
-                        if conn is None:
-                            conn = self._connect()
-                        started = time.perf_counter()
-                        error = self._batches.commit(conn, [row for row, _ in batch])
-                        metrics.AUDIT_COMMIT_SECONDS.observe(time.perf_counter() - started)
-                    except Exception as exc:  # could not reconnect: the batch's callers hear why
-                        error = exc
-                    metrics.AUDIT_QUEUE_DEPTH.dec(len(batch))
-                    if error is not None:
-                        metrics.AUDIT_FAILURES.inc()
-                    if error is not None and conn is not None:
-                        # A broken connection (a restarted PostgreSQL, say) is replaced for the next batch.
-                        conn.invalidate()
-                        conn = None
-                    self._release(batch, error)
-                for done in flushes:
-                    done.set()
+                stopping = self._take(held, jobs) or stopping
+                settled = held.written
+                if held.rows and (held.down_since is None or time.monotonic() >= held.retry_at):
+                    conn = self._write(conn, held)
+                self._settle_due(held)
+                if stopping and held.rows:
+                    self._give_up(held)
+                metrics.AUDIT_QUEUE_DEPTH.dec(held.written - settled)  # written, or given up
                 _run_jobs(jobs)  # after the commit: a reply waiting for it goes first
                 # Hold nothing of this batch while waiting for the next: a job's function may keep a tab alive.
-                del batch, flushes, jobs, item
+                del jobs
+                if stopping and not held.rows:
+                    break
         finally:
             if conn is not None:
-                conn.close()
+                with contextlib.suppress(Exception):
+                    conn.close()
+
+    def _take(self, held: Backlog, jobs: list[Any]) -> bool:
+        """Move what is queued into ``held`` (and ``jobs``); True once the stop marker is taken. While events
+        are held after a failed write, waits no longer than until the next retry."""
+        try:
+            item = self._queue.get(timeout=held.next_wake(time.monotonic()))
+        except queue.Empty:
+            return False
+        stopping, taken, waited_for = False, 0, False
+        until = time.monotonic() + self.linger
+        while True:
+            now = time.monotonic()
+            if item is _STOP:
+                stopping = True
+            elif isinstance(item, tuple) and item[0] is _FLUSH:
+                held.flush(item[1], now)
+                waited_for = True
+            elif isinstance(item, tuple) and item[0] is _JOB:
+                jobs.append(item[1])
+            else:
+                row, waiter = item
+                held.add(row, waiter, now)
+                taken += 1
+                waited_for = waited_for or waiter is not None
+            if stopping or taken >= _MAX_BATCH:
+                return stopping
+            # Someone waits: commit what is here now. Else linger a moment for the rest of the call.
+            left = 0.0 if waited_for else until - time.monotonic()
+            try:
+                item = self._queue.get(timeout=left) if left > 0 else self._queue.get_nowait()
+            except queue.Empty:
+                return stopping
+
+    def _write(self, conn: Connection | None, held: Backlog) -> Connection | None:
+        """Commit the held events, oldest first, in batches; stop at a database that cannot take them."""
+        while held.rows:
+            batch = list(itertools.islice(held.rows, _MAX_BATCH))
+            error: BaseException | None
+            try:
+                if conn is None:
+                    conn = self._connect()
+                started = time.perf_counter()
+                error = self._batches.commit(conn, [h.row for h in batch])
+            except Exception as exc:  # could not reconnect: tried again after a pause
+                error = exc
+            if error is None:
+                metrics.AUDIT_COMMIT_SECONDS.observe(time.perf_counter() - started)
+                held.up(time.monotonic())
+                self._release(held.written_front(len(batch)), None)
+                continue
+            if conn is not None:
+                # A broken connection (a restarted PostgreSQL, say) is replaced for the next attempt.
+                with contextlib.suppress(Exception):
+                    conn.invalidate()
+                conn = None
+            metrics.AUDIT_FAILURES.inc()
+            if cannot_write(error):
+                held.down(error, time.monotonic())  # held, in order, for the next attempt
+                return conn
+            log.error("audit batch of %d events failed: %s", len(batch), error)
+            self._release(held.written_front(len(batch)), error)  # a wrong write: its callers hear why
+        return conn
+
+    def _settle_due(self, held: Backlog) -> None:
+        for flag in held.ready():
+            flag.set()
+        late, flags, error = held.overdue(time.monotonic())
+        dropped, dropped_flags = held.trim()
+        self._release(late + dropped, error)
+        for flag in flags + dropped_flags:
+            flag.set(error)
+
+    def _give_up(self, held: Backlog) -> bool:
+        """Stopping while the database cannot take the held events: they are lost after one more wait."""
+        if held.down_since is None or time.monotonic() - held.down_since < self.wait:
+            return False
+        log.error("%d audit events were not written: the database %s", len(held.rows), held.reason)
+        error = unavailable(held.reason, self.wait)
+        self._release(held.written_front(len(held.rows)), error)
+        for flag in held.ready():
+            flag.set(error)
+        return True
 
     @staticmethod
-    def _release(batch: list[tuple[Row, _Waiter]], error: BaseException | None) -> None:
+    def _release(events: list[Held], error: BaseException | None) -> None:
         by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
-        for _, waiter in batch:
-            if waiter is not None:
-                loop, future = waiter
+        for h in events:
+            if h.waiter is not None:
+                loop, future = h.waiter
                 by_loop.setdefault(loop, []).append(future)
+                h.waiter = None
         for loop, futures in by_loop.items():
             _wake(loop, futures, error)  # one wake-up per loop per batch, not one per event
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
 import time
 from collections.abc import Iterable
@@ -23,8 +22,6 @@ from sqlalchemy.exc import IntegrityError
 from ..values.decisions import Decision, Direction
 from ..values.identity import CONSOLE_USER, DEFAULT_TENANT
 from .schema import audit_events, audit_payloads
-
-log = logging.getLogger("mcp_apps_host.store.audit")
 
 DIRECTIONS: Final[frozenset[str]] = frozenset(get_args(Direction))
 DECISIONS: Final[frozenset[str]] = frozenset(get_args(Decision))
@@ -181,10 +178,8 @@ class BatchWriter:
             except IntegrityError as exc:
                 self._known.clear()
                 if attempt == 2:
-                    log.error("audit batch of %d events failed: %s", len(rows), exc)
                     return exc
-            except Exception as exc:  # handed to the waiting callers
-                log.error("audit batch of %d events failed: %s", len(rows), exc)
+            except Exception as exc:  # handed to the writer, which logs it (once per outage) and tells the callers
                 return exc
         return None  # pragma: no cover - the loop always returns
 

@@ -2,6 +2,12 @@
 
 Every worker listens on the same channels and hears every message, its own included;
 a message is JSON of at most `MAX_PAYLOAD` bytes (PostgreSQL's limit is 8000).
+
+When the database goes away both connections are made again, with backoff, and the outage is logged
+once. A message published meanwhile is held (up to `MAX_HELD`) and sent once the database is back;
+PostgreSQL keeps nothing for a listener that is not connected, so a worker still reconnecting misses
+what is sent before it listens again: once it listens again, its subscribers hear `MISSED` on every
+channel, and catch up from the database (a tab re-reads its conversation).
 """
 
 from __future__ import annotations
@@ -10,24 +16,44 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy.engine import make_url
 
 log = logging.getLogger("mcp_apps_host.bus")
 
 MAX_PAYLOAD = 7900
+# Messages published while the database is away are held, in order, up to this many, and sent once it is back.
+MAX_HELD = 10_000
+# Backoff between attempts to reach the database (seconds).
+RETRY_FIRST, RETRY_MAX = 0.2, 2.0
+# A listener quiet this long checks its connection, which must answer within CHECK_TIMEOUT.
+CHECK_INTERVAL, CHECK_TIMEOUT = 15.0, 10.0
+# TCP keepalives: a database that vanished from the network (no reset) is noticed, not waited on forever.
+_KEEPALIVE: Final = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10,
+                     "keepalives_count": 3}
 Handler = Callable[[dict[str, Any]], None]
+# Heard on every channel by a worker that listens again after an outage: it may have missed messages.
+MISSED: Final = {"missed": True}
 
 
 def _channel(name: str) -> str:
     return "mah_" + "".join(c if c.isalnum() else "_" for c in name)
 
 
+def _with_keepalive(dsn: str) -> str:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    given = conninfo_to_dict(dsn)
+    return make_conninfo(dsn, **{k: v for k, v in _KEEPALIVE.items() if k not in given})
+
+
 class PostgresBus:
     def __init__(self, database_url: str, deliver: Callable[[set[Handler], str, dict[str, Any]], None]) -> None:
-        self._dsn = make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._dsn = _with_keepalive(make_url(database_url).set(drivername="postgresql").render_as_string(
+            hide_password=False))
         self._deliver = deliver
         self._handlers: dict[str, set[Handler]] = {}
         self._outbox: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
@@ -63,7 +89,7 @@ class PostgresBus:
         import psycopg
 
         names = {_channel(c): c for c in ("conversation", "csp-report", "signin", "servers")}
-        delay = 0.5
+        outage = _Outage("listening")
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self._dsn, autocommit=True) as conn:
@@ -71,33 +97,76 @@ class PostgresBus:
                         await conn.execute(f"LISTEN {name}")
                     self._listening.set()
                     self._up = True
-                    delay = 0.5
-                    async for note in conn.notifies():
-                        with contextlib.suppress(ValueError):
-                            channel = names.get(note.channel, note.channel)
-                            self._deliver(self._handlers.get(channel, set()), channel, json.loads(note.payload))
+                    if outage.over():  # what was sent while this worker could not listen is gone: say so
+                        for channel in names.values():
+                            self._deliver(self._handlers.get(channel, set()), channel, dict(MISSED))
+                    while True:
+                        async for note in conn.notifies(timeout=CHECK_INTERVAL):
+                            with contextlib.suppress(ValueError):
+                                channel = names.get(note.channel, note.channel)
+                                self._deliver(self._handlers.get(channel, set()), channel, json.loads(note.payload))
+                        # Quiet for a while: a connection that died without a word (a network gone) shows here.
+                        await asyncio.wait_for(conn.execute("SELECT 1"), CHECK_TIMEOUT)
             except asyncio.CancelledError:
                 self._up = False
                 raise
             except Exception as exc:  # the database went away: listen again when it is back
                 self._up = False
-                log.warning("bus: listening failed (%s); retrying in %.1f s", exc, delay)
                 self._listening.set()  # a worker starts even when the bus cannot listen yet
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
+                await asyncio.sleep(outage.failed(exc))
 
     async def _publish(self) -> None:
         import psycopg
 
+        outage = _Outage("publishing")
+        message: tuple[str, str] | None = None
         while True:
-            channel, payload = await self._outbox.get()
             try:
                 async with await psycopg.AsyncConnection.connect(self._dsn, autocommit=True) as conn:
                     while True:
-                        await conn.execute("SELECT pg_notify(%s, %s)", (channel, payload))
-                        channel, payload = await self._outbox.get()
+                        if message is None:
+                            message = await self._outbox.get()
+                        await asyncio.wait_for(conn.execute("SELECT pg_notify(%s, %s)", message), CHECK_TIMEOUT)
+                        message = None  # sent: the next one
+                        outage.over()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # a lost message is a missed live update, never lost data
-                log.warning("bus: could not publish on %s (%s)", channel, exc)
-                await asyncio.sleep(0.5)
+            except Exception as exc:  # kept (with what comes after it) and sent once the database is back
+                self._trim()
+                await asyncio.sleep(outage.failed(exc))
+
+    def _trim(self) -> None:
+        dropped = 0
+        while self._outbox.qsize() > MAX_HELD:
+            self._outbox.get_nowait()
+            dropped += 1
+        if dropped:
+            log.warning("bus: dropped the %d oldest messages held while the database is away (at most %d kept)",
+                        dropped, MAX_HELD)
+
+
+class _Outage:
+    """Backoff while the database is away, logged once when it goes and once when it is back."""
+
+    def __init__(self, doing: str) -> None:
+        self._doing = doing
+        self._since: float | None = None
+        self._delay = RETRY_FIRST
+
+    def failed(self, exc: BaseException) -> float:
+        """Seconds to wait before the next attempt."""
+        if self._since is None:
+            self._since = time.monotonic()
+            log.warning("bus: %s failed (%s); trying again until the database is back",
+                        self._doing, str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+            self._delay = RETRY_FIRST
+        delay, self._delay = self._delay, min(self._delay * 2, RETRY_MAX)
+        return delay
+
+    def over(self) -> bool:
+        """The database is back; True if it had been away."""
+        if self._since is None:
+            return False
+        log.warning("bus: %s again after %.1f s", self._doing, time.monotonic() - self._since)
+        self._since = None
+        return True

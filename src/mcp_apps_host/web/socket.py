@@ -1,7 +1,8 @@
 """The WebSocket between a tab and the host: page frames in, host frames out.
 
 A reply to a view's request leaves only once the audit trail holds it (one group commit
-covers a whole batch of frames), so a crash never loses what a view saw answered.
+covers a whole batch of frames), so a crash never loses what a view saw answered; a database
+that cannot take it in time turns it into an error reply (`host/tab/withheld.py`).
 """
 
 from __future__ import annotations
@@ -13,18 +14,15 @@ import logging
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
+from ..errors import DatabaseUnavailable
 from ..host.process.core import Host
 from ..host.tab import frames as f
 from ..host.tab.tab import Tab
+from ..host.tab.withheld import is_reply
 from ..telemetry import answers
 from .deepjson import cut_deep
 
 log = logging.getLogger("mcp_apps_host.web")
-
-
-def _is_reply(frame: f.HostFrame) -> bool:
-    return isinstance(frame, f.ViewPost) and "id" in frame.message and (
-        "result" in frame.message or "error" in frame.message)
 
 
 CLOSE_SERVICE_RESTART = 1012  # WebSocket close code: the server is restarting, reconnect
@@ -60,11 +58,15 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
             while not outbox.empty():
                 batch.append(outbox.get_nowait())
             traced = [answer for _, answer in batch if answer is not None]
+            frames = [frame for frame, _ in batch]
             try:
-                if host.audit is not None and any(_is_reply(frame) for frame, _ in batch):
+                if host.audit is not None and any(is_reply(frame) for frame in frames):
                     with answers.committing(traced):
-                        await host.audit.drain()
-                for frame, _ in batch:
+                        try:
+                            await host.audit.drain()
+                        except DatabaseUnavailable as exc:  # not on record: the view is answered with an error
+                            frames = [tab.withhold(frame, exc) for frame in frames]
+                for frame in frames:
                     await socket.send_text(frame.to_json())
             finally:
                 for answer in traced:

@@ -76,7 +76,7 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     stores = Stores(Conversations(engine), RememberedConsents(engine), TemplatePins(engine), SamplingBudgets(engine),
                     ViewInstances(engine), ViewPins(engine))
     bus: Bus = PostgresBus(url, deliver) if engine.dialect.name == "postgresql" else LocalBus()
-    audit = AuditLog(engine)
+    audit = AuditLog(engine, wait=config.limits.database_wait_timeout, max_backlog=config.limits.max_audit_backlog)
     signins = SignIns(ServerCredentials(engine, TokenCipher.configured(config.token_key)), bus, audit)
     sampling = SamplingPolicy(config.sampling)  # one rate limit per server, whether a view or the server asks
     asks = HostAsks(sampling, agent, audit)

@@ -27,6 +27,7 @@ from ...store.budgets import SamplingBudgets
 from ...store.consents import RememberedConsents
 from ...store.conversations import Conversations, OwnConversations
 from ...store.health import DatabaseProbe
+from ...store.outage import write_retried
 from ...store.pins import TemplatePins
 from ...store.retention import AuditRetention
 from ...store.view_pins import OwnViewPins, ViewPins
@@ -208,10 +209,11 @@ class Host:
         async def write() -> None:
             if before is not None:
                 await asyncio.gather(before, return_exceptions=True)
+            wait = self.limits.database_wait_timeout
             if record is not None:
-                await asyncio.to_thread(views.add, record)
+                await write_retried(lambda: views.add(record), "a view's record", wait)
             else:
-                await asyncio.to_thread(views.close, handle)
+                await write_retried(lambda: views.close(handle), "a view's end", wait)
 
         task = asyncio.ensure_future(write())
         self._records[handle] = task

@@ -34,8 +34,17 @@ class ConversationNews:
         return unwatch
 
     def heard(self, news: dict[str, Any]) -> None:
-        """A message of the bus's "conversation" channel."""
-        for handler in list(self._watchers.get(str(news.get("conversation")), ())):
+        """A message of the bus's "conversation" channel. After an outage of the bus (``missed``), every
+        watcher is told that it may have missed news of its conversation."""
+        if news.get("missed") is True:
+            for conversation, handlers in list(self._watchers.items()):
+                self._tell(handlers, {"missed": True, "conversation": conversation})
+            return
+        self._tell(self._watchers.get(str(news.get("conversation")), set()), news)
+
+    @staticmethod
+    def _tell(handlers: set[Handler], news: dict[str, Any]) -> None:
+        for handler in list(handlers):
             try:
                 handler(news)
             except Exception:  # one tab's failure must not keep the news from the others

@@ -50,6 +50,8 @@ class ConversationService:
         self._in_panel.clear()
         await self.pins.restore()
         items = await self.journal.call(self.repo.items, conv.id)
+        for item in items:
+            self.tab.log.saw(conv.id, item.id)
         if self.turns is not None:
             self.turns.stop()
             self.turns.load([i.data for i in items if i.kind == "history"])

@@ -14,7 +14,9 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from ...settings import DEFAULT_LIMITS
 from ...store.conversations import Conversation, OwnConversations
+from ...store.outage import RETRY_FIRST, RETRY_MAX, cannot_write, why
 from ...values.calls import CallRecord
 
 log = logging.getLogger("mcp_apps_host.journal")
@@ -34,8 +36,9 @@ class Journal:
     """Append and update conversation items; a key stands for the row id until it is known."""
 
     def __init__(self, conversations: OwnConversations, on_written: Written | None = None,
-                 write: Write | None = None) -> None:
+                 write: Write | None = None, wait: float = DEFAULT_LIMITS.database_wait_timeout) -> None:
         self.conversations = conversations
+        self._wait = wait  # seconds a write is tried again while the database cannot take it
         self.on_written = on_written
         self._write: Write = write or asyncio.to_thread  # where blocking writes run
         self._kinds: dict[int, tuple[str, str]] = {}  # key -> (conversation, kind)
@@ -73,11 +76,26 @@ class Journal:
 
     async def _writer(self) -> None:
         while True:
-            op = await self._queue.get()
+            await self._attempt(await self._queue.get())
+
+    async def _attempt(self, op: tuple[Any, ...]) -> None:
+        """Run one write; a database that cannot take it now (restarting, full) is tried again, in order,
+        for up to ``wait`` seconds."""
+        delay, deadline = RETRY_FIRST, asyncio.get_running_loop().time() + self._wait
+        while True:
             try:
                 await self._run(op)
-            except Exception:  # a full disk must not break the console
-                log.exception("could not write a conversation item")
+                return
+            except Exception as exc:  # a full disk must not break the console
+                if not cannot_write(exc):
+                    log.exception("could not write a conversation item")
+                    return
+                if asyncio.get_running_loop().time() >= deadline:
+                    log.error("could not write a conversation item: the database %s (waited %g s, "
+                              "database_wait_timeout)", why(exc), self._wait)
+                    return
+            await asyncio.sleep(delay)  # backoff before the next attempt, not a wait for a condition
+            delay = min(delay * 2, RETRY_MAX)
 
     async def _run(self, op: tuple[Any, ...]) -> None:
         if op[0] == "append":
@@ -109,7 +127,12 @@ class Journal:
         """Write an item as it is now (on the thread that writes)."""
         with self._lock:
             conversation, kind, data = self._waiting.pop(key)
-        return self.conversations.append(conversation, kind, data)
+        try:
+            return self.conversations.append(conversation, kind, data)
+        except Exception:  # waiting again for the next attempt (an update meanwhile is queued after it)
+            with self._lock:
+                self._waiting.setdefault(key, (conversation, kind, data))
+            raise
 
     def _written(self, key: int, op: str) -> None:
         if self.on_written is not None:
@@ -126,9 +149,11 @@ class ConversationLog:
     """The conversation a tab shows, and what it keeps of it (nothing, without a store)."""
 
     def __init__(self, conversations: OwnConversations | None, on_written: Written | None = None,
-                 write: Write | None = None, watch: Watch | None = None) -> None:
-        self.journal = Journal(conversations, on_written, write) if conversations is not None else None
+                 write: Write | None = None, watch: Watch | None = None,
+                 wait: float = DEFAULT_LIMITS.database_wait_timeout) -> None:
+        self.journal = Journal(conversations, on_written, write, wait) if conversations is not None else None
         self.current: Conversation | None = None
+        self.latest = 0  # the newest item of the current conversation this tab has drawn or written
         self._watch = watch
         self._unwatch: Callable[[], None] | None = None
 
@@ -136,8 +161,15 @@ class ConversationLog:
         """The tab shows ``conversation`` now: it hears news of that one (``watch``), no longer of the last."""
         if self._unwatch is not None:
             self._unwatch()
+        if self.current is None or self.current.id != conversation.id:
+            self.latest = 0
         self.current = conversation
         self._unwatch = self._watch(conversation.id) if self._watch is not None else None
+
+    def saw(self, conversation: str, item_id: int) -> None:
+        """This tab has drawn or written that item (news of items up to it is no news to it)."""
+        if conversation == self.conversation_id:
+            self.latest = max(self.latest, item_id)
 
     @property
     def conversation_id(self) -> str | None:

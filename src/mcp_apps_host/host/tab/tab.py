@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ...errors import InvalidFrame
+from ...errors import DatabaseUnavailable, InvalidFrame
 from ...telemetry import metrics
 from ...telemetry.context import about
 from ...values.apptools import AppTool
@@ -46,6 +46,7 @@ from .page import Page
 from .runner import CallRunner
 from .services import TabServices
 from .turns import Turns
+from .withheld import withhold
 
 log = logging.getLogger("mcp_apps_host.tab")
 
@@ -61,7 +62,8 @@ class Tab:
         # On SQLite the conversation's writes take turns with the audit trail's on its writer's thread.
         beside_audit = host.audit.run_beside if host.audit is not None and host.audit.one_writer else None
         conversation = ConversationLog(host.conversations, self._written, beside_audit,
-                                       lambda shown: host.conversation_news.watch(shown, self._heard))
+                                       lambda shown: host.conversation_news.watch(shown, self._heard),
+                                       host.limits.database_wait_timeout)
         audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id)
         consents = Consents(page, host.consent)
         asks = TabAsks(page, consents, audit, host.limits, host.identity.key)
@@ -80,6 +82,7 @@ class Tab:
         self.heights = ViewHeights(journal)
         self.inspector = Inspector(host.audit, page, views)
         audit.on_view = self.inspector.touched
+        self._audit = audit
         self._routes: dict[type, Callable[[Any], Awaitable[None] | None]] = {
             f.Hello: self._hello,
             f.Chat: lambda fr: self.commands.chat(fr.text),
@@ -115,6 +118,10 @@ class Tab:
     @property
     def page(self) -> Page:
         return self.services.page
+
+    def withhold(self, frame: f.HostFrame, error: DatabaseUnavailable) -> f.HostFrame:
+        """What goes to the page instead of ``frame`` when its audit record could not be committed."""
+        return withhold(frame, error, self._audit)
 
     # ---- from the page -------------------------------------------------------------------------------
 
@@ -208,18 +215,32 @@ class Tab:
     # ---- another tab of the same conversation (here or on another worker) --------------------------------
 
     def _written(self, conversation: str, item: int, kind: str, op: str) -> None:
+        self.services.log.saw(conversation, item)
         self.host.bus.publish("conversation", {"conversation": conversation, "item": item, "kind": kind, "op": op,
                                                "tab": self.id})
 
     def _heard(self, news: dict[str, Any]) -> None:
         if news.get("tab") == self.id or news.get("conversation") != self.services.log.conversation_id:
             return
+        if news.get("missed") is True and self.conversations is not None:
+            self._in_background(self._catch_up(self.conversations, str(news["conversation"])))
+            return
         item = news.get("item")
         if not isinstance(item, int) or item in self._shown or self.conversations is None:
             return
-        task = asyncio.ensure_future(self._show(self.conversations, str(news["conversation"]), item))
+        self._in_background(self._show(self.conversations, str(news["conversation"]), item))
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    async def _catch_up(self, conversations: ConversationService, conversation: str) -> None:
+        """The bus was away: draw the items other tabs wrote meanwhile, newer than any this tab knows."""
+        latest = self.services.log.latest
+        for item in await conversations.journal.call(conversations.repo.items, conversation):
+            if item.id > latest:
+                await self._show(conversations, conversation, item.id)
 
     async def _show(self, conversations: ConversationService, conversation: str, item_id: int) -> None:
         item = await conversations.journal.call(conversations.repo.item, conversation, item_id)
@@ -229,6 +250,7 @@ class Tab:
                                          or call.view_pending):
             return  # drawn once it has ended and its view is known
         self._shown.add(item_id)
+        self.services.log.saw(conversation, item_id)
         if item.kind == "history":
             if self.turns is not None:
                 self.turns.heard(item.data)
