@@ -278,8 +278,12 @@ class Workers(Multiprocess):
             log.info("worker [%s] exited with code %s", process.pid, process.exitcode)
 
     def handle_hup(self) -> None:
-        log.info("SIGHUP: replacing the workers one at a time")
+        before = list(self.processes)
+        log.info("SIGHUP: replacing the workers %s one at a time", ", ".join(str(p.pid) for p in before))
         super().handle_hup()
+        for process in before:
+            if process.exitcode is not None:
+                log.info("worker [%s] exited with code %s", process.pid, process.exitcode)
         log.info("SIGHUP: workers now %s", ", ".join(str(p.pid) for p in self.processes))
 
 
