@@ -25,11 +25,12 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
-from harness import LIVE_HOSTS, RUNNING_RE, Host, free_port
+from harness import LIVE_HOSTS, RUNNING_RE, Host, call_tool, free_port, view_frame, wait_view
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from tests.fixtures.postgres import Postgres, _bin
+from tests.fixtures.tcpproxy import TcpProxy
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "servers.py"
@@ -547,3 +548,71 @@ def test_sighup_replaces_each_worker_while_a_tab_goes_on_calling(services, postg
           f"{sum(t.turned_away for t in tabs)} reconnects turned away by a stopping worker, 0 refused; "
           f"{answered} view calls answered, 0 lost, 0 twice, {sent_as_closed} sent as a tab closed; "
           f"{prober.ok} probes answered, {len(prober.failed)} failed")
+
+
+@pytest.fixture
+def proxy() -> Iterator[TcpProxy]:
+    """A plain reverse proxy, its backends given once they run (they need its address for their origin)."""
+    front = TcpProxy([])
+    yield front
+    front.close()
+
+
+def rec_views(page: Any) -> Any:
+    return page.locator('[data-testid=view][data-server="rec"][data-tool="record"]')
+
+
+def noted(page: Any, text: str) -> None:
+    """A new rec view, asked to call rec/record from inside its frame, shows the answer."""
+    views = rec_views(page).count()
+    call_tool(page, "rec", "record", {"action": "call", "tool": "record", "text": text})
+    wait_until("the new view", lambda: rec_views(page).count() > views)
+    view = wait_view(page, "rec", "record", timeout=60_000)
+    answer = view_frame(view).locator("[data-check=call]")
+    answer.wait_for(timeout=60_000)
+    assert answer.inner_text().startswith("ok:") and text in answer.inner_text(), answer.inner_text()
+
+
+@pytest.mark.browser
+def test_a_tab_whose_machine_stops_goes_on_on_the_other_behind_the_proxy(services, postgres, proxy, page_for,
+                                                                        tmp_path):
+    # Two machines as one host: one database, one secret key (a view handle signed by one is checked by the
+    # other), one public origin and one sandbox domain (the proxy's), one token; one has workers of its own.
+    origin = f"http://127.0.0.1:{proxy.port}"
+    config = tmp_path / "host.json"
+    config.write_text(json.dumps({"secretKey": "one key for every machine of this host", "origin": origin,
+                                  "sandboxOrigin": f"http://{{label}}.sandbox.localhost:{proxy.port}"}))
+    args = ("--db", postgres.database(), "--config", str(config), "--stop-timeout", "60")
+    machines = [services(*args, port=free_port(), token="two-machines-token", workers=n) for n in (1, 2)]
+    proxy.backends = [m.port for m in machines]
+    assert machines[0].url.startswith(origin)
+
+    page = page_for(machines[0])  # its url is the proxy's
+    noted(page, "before")  # the page, its views and their sandbox reached through the proxy, on both machines
+    conversation = page.locator("[data-testid=conversation-item].current").get_attribute("data-id")
+    worker = page.evaluate("document.documentElement.dataset.worker")
+    on = machines[0] if worker == str(machines[0].proc.pid) else machines[1]
+    other = machines[1] if on is machines[0] else machines[0]
+    # A view's frame may be fetched from either machine: what the tab's machine signed, the other accepts.
+    frame_url = urlsplit(str(page.locator("[data-testid=view] iframe.proxy").last.get_attribute("src")))
+    request = urllib.request.Request(f"http://127.0.0.1:{other.port}{frame_url.path}?{frame_url.query}",
+                                     headers={"Host": frame_url.netloc})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+
+    signalled = time.monotonic()
+    os.killpg(on.proc.pid, signal.SIGTERM)
+    page.wait_for_function("document.documentElement.dataset.reconnects === '1'", timeout=60_000)
+    page.wait_for_function("w => document.documentElement.dataset.worker !== w", arg=worker, timeout=60_000)
+    assert on.proc.wait(timeout=DEADLINE + 60) == 0
+    stopped_in = time.monotonic() - signalled
+    assert other.proc.poll() is None
+    assert set(worker_exits(on).values()) <= {0}
+
+    # Its conversation is there, with what it held; a new call goes through the other machine.
+    page.locator(f'[data-testid=conversation-item].current[data-id="{conversation}"]').wait_for(timeout=60_000)
+    wait_until("its view drawn again", lambda: rec_views(page).count() >= 1)
+    noted(page, "after")
+    assert rec_views(page).count() >= 2
+    assert other.port in proxy.chosen[-3:]
+    print(f"\ntwo machines: the tab moved off a stopped one ({stopped_in:.1f} s to exit 0) and called on the other")
