@@ -37,6 +37,7 @@ from .telemetry.logs import LOG_FORMATS, LogFormat
 from .version import __version__
 from .web.access import Access, is_loopback
 from .web.app import HostOrSandbox, console_gate, host_app, host_lifespan
+from .web.stopping import ignore_late_stops
 
 log = logging.getLogger("mcp_apps_host")
 WORKER_ENV = "MCP_APPS_HOST_WORKER"  # how a worker process learns the console it is part of
@@ -238,18 +239,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-WORKER_HEALTHCHECK_SECONDS = 30
+WORKER_START_TIMEOUT = 60  # seconds a new worker may take to serve (SIGHUP keeps the old one until it does)
+
+
+class _ServingConfig(uvicorn.Config):
+    """uvicorn's config, which also readies each serving process's signals before uvicorn takes them
+    (a worker gets it pickled, so this runs in the worker)."""
+
+    def get_loop_factory(self) -> Callable[[], asyncio.AbstractEventLoop] | None:
+        ignore_late_stops()
+        return super().get_loop_factory()
 
 
 def _uvicorn(app: HostOrSandbox | str, config: HostConfig, workers: int = 1) -> uvicorn.Config:
     # log_config=None: uvicorn's lines go through the host's own handler (text or JSON), not one of its own.
     # The host drains its tabs and calls before uvicorn's own shutdown starts (web/stopping.py): what is
-    # left by then are idle HTTP connections, given a few seconds.
-    # The supervisor's health check waits 30 s, not uvicorn's 5: on a busy machine a worker still importing
-    # answers late, and killing it for that restarts every worker in a loop that never serves.
-    return uvicorn.Config(app, factory=isinstance(app, str), workers=workers, log_level="warning", log_config=None,
+    # left by then are idle HTTP connections, given a few seconds. A new worker starts its app and database
+    # before it answers its supervisor's health check, which on a busy machine takes longer than uvicorn's
+    # 5 s default: killed for that, every worker would be restarted in a loop that never serves.
+    return _ServingConfig(app, factory=isinstance(app, str), workers=workers, log_level="warning", log_config=None,
                           ws_max_size=config.limits.max_ws_frame_bytes, timeout_graceful_shutdown=5,
-                          timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS)
+                          timeout_worker_healthcheck=WORKER_START_TIMEOUT)
 
 
 class Workers(Multiprocess):
@@ -269,8 +279,12 @@ class Workers(Multiprocess):
             log.info("worker [%s] exited with code %s", process.pid, process.exitcode)
 
     def handle_hup(self) -> None:
-        log.info("SIGHUP: replacing the workers one at a time")
+        before = list(self.processes)
+        log.info("SIGHUP: replacing the workers %s one at a time", ", ".join(str(p.pid) for p in before))
         super().handle_hup()
+        for process in before:
+            if process.exitcode is not None:
+                log.info("worker [%s] exited with code %s", process.pid, process.exitcode)
         log.info("SIGHUP: workers now %s", ", ".join(str(p.pid) for p in self.processes))
 
 

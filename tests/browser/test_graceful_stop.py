@@ -6,10 +6,13 @@ Real processes, signalled for real; a tab is a WebSocket client of the page prot
 from __future__ import annotations
 
 import json
+import os
 import queue
+import re
 import shlex
 import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -18,13 +21,16 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import psycopg
 import pytest
-from harness import Host
+from harness import LIVE_HOSTS, RUNNING_RE, Host, call_tool, free_port, view_frame, wait_view
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from tests.fixtures.postgres import Postgres, _bin
+from tests.fixtures.tcpproxy import TcpProxy
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "servers.py"
@@ -63,15 +69,17 @@ def servers_ready(host: Host) -> bool:
 class Tab:
     """One tab of the page protocol over a WebSocket: frames read in a thread, found by predicate."""
 
-    def __init__(self, host: Host, port: int | None = None) -> None:
+    def __init__(self, host: Host, port: int | None = None, conversation: str | None = None) -> None:
         port = port or host.port
+        self.conversation = conversation
         self.ws: ClientConnection = connect(f"ws://127.0.0.1:{port}/ws", open_timeout=30, additional_headers={
             "Cookie": f"mah_session={host.token}", "Origin": host.origin}).__enter__()
         self.frames: list[dict[str, Any]] = []
         self.closed: queue.Queue[int | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        self.send({"type": "hello"})
+        # A page says which conversation it showed, so a reconnecting tab gets the same one again.
+        self.send({"type": "hello", **({"conversation": conversation} if conversation else {})})
 
     def _read(self) -> None:
         try:
@@ -85,9 +93,9 @@ class Tab:
         self.ws.send(json.dumps(frame))
 
     def wait(self, kind: str, where: Callable[[dict[str, Any]], bool] = lambda f: True,
-             timeout: float = DEADLINE) -> dict[str, Any]:
+             timeout: float = DEADLINE, since: int = 0) -> dict[str, Any]:
         return wait_until(f"a {kind} frame", lambda: next(
-            (f for f in list(self.frames) if f["type"] == kind and where(f)), None), timeout)
+            (f for f in self.frames[since:] if f["type"] == kind and where(f)), None), timeout)
 
     def close_code(self, timeout: float = DEADLINE) -> int | None:
         return self.closed.get(timeout=timeout)
@@ -189,3 +197,422 @@ def test_readiness_follows_the_database_and_asks_no_sign_in(start_host, own_post
     assert wait_until("readiness to come back with the database",
                       lambda: get(f"{host.origin}/api/health/ready", probe) == (200, {"ready": True}))
 
+
+
+# ---- several workers, several machines: real `serve` processes on one PostgreSQL ---------------------------
+
+WORKER_EXIT_RE = re.compile(r"worker \[(\d+)\] exited with code (-?\d+)")
+SERVERS_READY = "server rec: ready"
+WINDOW = 4  # calls a view keeps in flight
+
+
+class Services:
+    """`serve` processes started by a test on the ports it chooses (a restart takes the same ones), each
+    logging to its own file; all of them ended at teardown."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.started: list[Host] = []
+
+    def __call__(self, *args: str, port: int, token: str, workers: int = 1) -> Host:
+        workdir = self.base / f"serve{len(self.started)}"
+        workdir.mkdir(parents=True)
+        cmd = [sys.executable, "-m", "mcp_apps_host", "serve", "--no-open", "--port", str(port), f"--token={token}",
+               "--server", f"rec={REC}", "--workers", str(workers), *args]
+        log_path = workdir / "host.log"
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
+                                    env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+        host = Host(url="", origin="", port=port, sandbox_port=port, token=token, log_path=log_path, proc=proc)
+        self.started.append(host)
+        LIVE_HOSTS.append(host)
+
+        def running() -> re.Match[str] | None:
+            assert proc.poll() is None, f"serve exited with {proc.returncode}:\n{host.log_text()[-3000:]}"
+            return RUNNING_RE.search(host.log_text())
+
+        host.url = wait_until("serve to start", running).group(1)
+        parts = urlsplit(host.url)
+        host.origin = f"{parts.scheme}://{parts.netloc}"
+        # Every worker has its server connected (each says so once): only then is each one worth a tab.
+        wait_until("every worker's server", lambda: running() and host.log_text().count(SERVERS_READY) >= workers,
+                   timeout=180)
+        return host
+
+    def close(self) -> None:
+        for host in self.started:
+            host.close()
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[Services]:
+    launched = Services(tmp_path)
+    yield launched
+    launched.close()
+
+
+def pg_rows(db: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
+    with psycopg.connect(db.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+        return conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+
+
+def worker_exits(host: Host) -> dict[int, int]:
+    """What the supervisor said of each worker that ended: pid -> exit code."""
+    return {int(pid): int(code) for pid, code in WORKER_EXIT_RE.findall(host.log_text())}
+
+
+def ready_view(tab: Tab) -> str:
+    """A person's call of rec/record on this tab, and its view brought up as the view's frame would."""
+    since = len(tab.frames)
+    mark = f"view-{since}-{time.monotonic()}"  # which call is this one (a replayed conversation has others)
+    tab.send({"type": "call", "server": "rec", "tool": "record", "arguments": {"text": mark}})
+    started = tab.wait("call-started", lambda f: f["arguments"].get("text") == mark, since=since)
+    view = str(wait_until("the call's view", lambda: next(  # a new one, or one booted ahead that it takes
+        (f for f in tab.frames[since:] if f["type"] in ("view-mount", "view-adopt")
+         and f["callId"] == started["callId"]), None))["view"])
+    for message in ({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready", "params": {}},
+                    {"jsonrpc": "2.0", "id": "init", "method": "ui/initialize",
+                     "params": {"appInfo": {"name": "t", "version": "1"}, "appCapabilities": {},
+                                "protocolVersion": "2026-01-26"}},
+                    {"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}}):
+        tab.send({"type": "view-message", "view": view, "message": message})
+    tab.wait("view-post", lambda f: f["view"] == view and f["message"].get("id") == "init", since=since)
+    return view
+
+
+def view_call(tab: Tab, view: str, request_id: int, tool: str, arguments: dict[str, Any]) -> None:
+    tab.send({"type": "view-message", "view": view, "message": {
+        "jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}})
+
+
+class ViewCalls(threading.Thread):
+    """A view calling rec/record again and again, a few calls in flight at once, until its tab closes;
+    each call's text names it (``NAME-ID``), so the audit trail can be asked about each one."""
+
+    def __init__(self, tab: Tab, view: str, name: str, halt: threading.Event | None = None) -> None:
+        super().__init__(daemon=True)
+        self.tab, self.view, self.name = tab, view, name
+        self.halt = halt or threading.Event()  # set: no more calls; ends once those sent are answered
+        self.sent: dict[int, str] = {}
+        self.replies: dict[int, list[dict[str, Any]]] = {}
+        self._read = 0
+
+    def collect(self) -> None:
+        new = self.tab.frames[self._read:]
+        self._read += len(new)
+        for frame in new:
+            message = frame.get("message", {})
+            if frame["type"] == "view-post" and frame["view"] == self.view and message.get("id") in self.sent \
+                    and ("result" in message or "error" in message):
+                self.replies.setdefault(message["id"], []).append(message)
+
+    def answered(self) -> int:
+        return sum(1 for replies in list(self.replies.values()) if "result" in replies[0])
+
+    def run(self) -> None:
+        next_id = 1000
+        while self.tab.closed.empty():
+            self.collect()
+            waiting = len(self.sent) - len(self.replies)
+            if self.halt.is_set() and not waiting:
+                return
+            if self.halt.is_set() or waiting >= WINDOW:
+                time.sleep(0.01)
+                continue
+            text = f"{self.name}-{next_id}"
+            self.sent[next_id] = text
+            try:
+                view_call(self.tab, self.view, next_id, "record", {"text": text})
+            except ConnectionClosed:
+                del self.sent[next_id]
+                break
+            next_id += 1
+        self.collect()  # the reader has read all there was: it says the tab closed once it has
+
+
+def check_on_record(db: str, calls: ViewCalls) -> tuple[int, int]:
+    """Every reply the view saw is on the audit trail, once; a call the view saw no reply to never ran.
+    Returns (calls answered, calls the view sent that were not taken)."""
+    replies = {(int(r[0])): r[1] for r in pg_rows(
+        db, "SELECT msg_id, count(*) FROM audit_events WHERE direction = 'host->view' AND view = %s "
+            "AND msg_id ~ '^[0-9]+$' GROUP BY msg_id", calls.view)}
+    ran = {r[0]: r[1] for r in pg_rows(
+        db, "SELECT substring(payload_preview from '\"text\":\"([^\"]+)\"'), count(*) FROM audit_events "
+            "WHERE direction = 'host->server' AND method = 'tools/call' AND payload_preview LIKE %s GROUP BY 1",
+        f'%"text":"{calls.name}-%')}
+    for request_id, text in calls.sent.items():
+        seen = calls.replies.get(request_id, [])
+        assert len(seen) <= 1, f"{text} answered {len(seen)} times"
+        assert ran.get(text, 0) <= 1, f"{text} ran {ran[text]} times"
+        if seen:
+            assert replies.get(request_id) == 1, f"{text}: the view saw {seen[0]} but the trail holds " \
+                                                 f"{replies.get(request_id, 0)} replies"
+            if "result" in seen[0]:
+                assert ran.get(text) == 1, f"{text} answered with a result the trail does not hold"
+        else:
+            assert text not in ran, f"{text} ran but its view never saw the answer"
+    return calls.answered(), len(calls.sent) - len(calls.replies)
+
+
+def test_sigterm_on_workers_during_a_burst_of_view_calls_loses_none_and_every_worker_exits_0(
+        services, postgres, tmp_path):
+    db = postgres.database()
+    config = tmp_path / "host.json"
+    config.write_text(json.dumps({"secretKey": "one key for every process of this host"}))
+    args = ("--db", db, "--config", str(config), "--stop-timeout", "60", "--sandbox-port", str(free_port()))
+    port, token = free_port(), "graceful-stop-token"
+    host = services(*args, port=port, token=token, workers=2)
+
+    # Tabs until both workers have some (the kernel hands each connection to one of them).
+    tabs: list[Tab] = []
+    workers: dict[int, int] = {}
+    while len(workers) < 2 or len(tabs) < 4:
+        assert len(tabs) < 24, f"every tab landed on the same worker: {workers}"
+        tab = Tab(host)
+        tabs.append(tab)
+        worker = int(tab.wait("welcome")["worker"])
+        workers[worker] = workers.get(worker, 0) + 1
+    for tab in tabs:
+        tab.wait("servers", lambda f: {s["status"] for s in f["servers"]} == {"ready"}, timeout=120)
+        since = len(tab.frames)
+        tab.send({"type": "conversation-new"})
+        tab.conversation = str(tab.wait("conversation-reset", since=since)["id"])
+    views = [ready_view(tab) for tab in tabs]
+    bursts = [ViewCalls(tab, view, f"tab{i}") for i, (tab, view) in enumerate(zip(tabs, views, strict=True))]
+    for burst in bursts:
+        burst.start()
+    wait_until("every view's calls to be answered", lambda: all(b.answered() >= 10 for b in bursts))
+    for tab, view in zip(tabs, views, strict=True):  # and one call each that takes a while, running at the stop
+        view_call(tab, view, 7, "record-slow", {"seconds": 4})
+    for tab in tabs:
+        slow = tab.wait("call-started", lambda f: f["tool"] == "record-slow")
+        tab.wait("call-progress", lambda f, c=slow["callId"]: f["callId"] == c)
+
+    signalled = time.monotonic()
+    os.killpg(host.proc.pid, signal.SIGTERM)  # as systemd (the whole group) or Ctrl-C would: each worker
+    # gets it, and again from the supervisor
+    for tab in tabs:
+        tab.wait("reconnect")
+    assert host.proc.wait(timeout=DEADLINE + 60) == 0
+    exited_in = time.monotonic() - signalled
+    for burst in bursts:
+        burst.join(DEADLINE)
+        assert not burst.is_alive()
+    for tab in tabs:
+        assert tab.close_code() == 1012
+    exits = worker_exits(host)
+    assert set(exits) >= set(workers) and len(exits) == 2 and set(exits.values()) == {0}, host.log_text()[-3000:]
+    assert "received SIGTERM again: already stopping" in host.log_text()
+    assert "ended at the timeout" in host.log_text() and ", 1 ended at" not in host.log_text()
+    for tab, view in zip(tabs, views, strict=True):  # the slow calls finished, then the tab was moved
+        slow = [f for f in tab.frames if f["type"] == "view-post" and f["view"] == view and f["message"].get("id") == 7]
+        assert len(slow) == 1 and "slow done" in json.dumps(slow[0]["message"]), slow
+
+    answered = not_taken = 0
+    for burst in bursts:
+        a, n = check_on_record(db, burst)
+        answered, not_taken = answered + a, not_taken + n
+    drains = [float(s) for s in re.findall(r"ended at the timeout, tabs told to reconnect \(([\d.]+) s\)",
+                                           host.log_text())]
+    print(f"\nSIGTERM --workers 2: {len(tabs)} tabs {workers}, {answered} view calls answered, 0 lost, 0 twice, "
+          f"{not_taken} sent as the tab closed (not run, not answered); drains {drains} s; "
+          f"every worker exited 0 in {exited_in:.1f} s")
+
+    # The service comes back (a restart, same port and key): each tab reconnects to its conversation and goes on.
+    again = services(*args, port=port, token=token, workers=2)
+    for tab, i in zip(tabs, range(len(tabs)), strict=True):
+        moved = Tab(again, conversation=tab.conversation)
+        assert moved.wait("conversation-reset")["id"] == tab.conversation
+        moved.wait("servers", lambda f: {s["status"] for s in f["servers"]} == {"ready"}, timeout=120)
+        view = ready_view(moved)
+        view_call(moved, view, 1, "record", {"text": f"after-{i}"})
+        reply = moved.wait("view-post", lambda f, v=view: f["view"] == v and f["message"].get("id") == 1)
+        assert "after-" in json.dumps(reply["message"]["result"])
+
+
+class MovingTab(threading.Thread):
+    """A tab whose view calls go on while its worker is replaced: moved (close 1012), it reconnects as the
+    page does (again at once, a little later if refused) to its conversation, brings a view up and calls on."""
+
+    def __init__(self, host: Host, name: str) -> None:
+        super().__init__(daemon=True)
+        self.host, self.name = host, name
+        self.series: list[ViewCalls] = []  # one per connection
+        self.workers: list[int] = []
+        self.moves = self.refused = self.turned_away = 0
+        self.conversation: str | None = None
+        self.halt = threading.Event()
+        self.error: BaseException | None = None
+
+    def connect(self) -> Tab:
+        deadline = time.monotonic() + DEADLINE * 2
+        while True:
+            try:
+                return Tab(self.host, conversation=self.conversation)
+            except ConnectionRefusedError:
+                self.refused += 1
+            except InvalidStatus:  # a worker that is stopping takes no new tab
+                self.turned_away += 1
+            assert time.monotonic() < deadline, f"{self.name} could not reconnect"
+            time.sleep(0.1)
+
+    def run(self) -> None:
+        try:
+            while not self.halt.is_set():
+                tab = self.connect()
+                self.workers.append(int(tab.wait("welcome")["worker"]))
+                if self.conversation is None:
+                    tab.send({"type": "conversation-new"})
+                self.conversation = str(tab.wait("conversation-reset")["id"])
+                tab.wait("servers", lambda f: {s["status"] for s in f["servers"]} == {"ready"}, timeout=120)
+                calls = ViewCalls(tab, ready_view(tab), f"{self.name}-{len(self.series)}", self.halt)
+                self.series.append(calls)
+                calls.run()  # until the host closes the tab (a move), or the test halts it
+                if not self.halt.is_set():
+                    assert tab.close_code() == 1012 and any(f["type"] == "reconnect" for f in tab.frames)
+                    self.moves += 1
+        except BaseException as exc:  # the test reports it
+            self.error = exc
+
+    def stop(self) -> None:
+        """No more calls; once those sent are answered, the tab closes."""
+        self.halt.set()
+        self.join(DEADLINE)
+        assert not self.is_alive() and self.error is None, self.error
+        self.series[-1].tab.ws.close()
+
+
+class Prober(threading.Thread):
+    """GETs a path again and again, as a load balancer or a page's requests would; counts what failed."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(daemon=True)
+        self.url = url
+        self.ok = 0
+        self.failed: list[str] = []
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            try:
+                status, _ = get(self.url)
+                if status == 200:
+                    self.ok += 1
+                else:
+                    self.failed.append(str(status))
+            except OSError as exc:
+                self.failed.append(repr(exc))
+            time.sleep(0.05)
+
+
+def test_sighup_replaces_each_worker_while_a_tab_goes_on_calling(services, postgres, tmp_path):
+    db = postgres.database()
+    port = free_port()
+    host = services("--db", db, "--stop-timeout", "60", "--sandbox-port", str(free_port()),
+                    port=port, token="rolling-token", workers=2)
+    tabs = [MovingTab(host, f"roll{i}") for i in range(2)]
+    for tab in tabs:
+        tab.start()
+    wait_until("each tab's view to call", lambda: all(t.error or (t.series and t.series[-1].answered() >= 5)
+                                                       for t in tabs), timeout=120)
+    prober = Prober(f"http://127.0.0.1:{port}/api/health/live")
+    prober.start()
+
+    started = time.monotonic()
+    host.proc.send_signal(signal.SIGHUP)  # to the supervisor, as `systemctl reload` would
+    line = wait_until("the workers to be replaced", lambda: re.search(
+        r"SIGHUP: replacing the workers (.+) one at a time\n(?:.*\n)*.*SIGHUP: workers now (.+)\n", host.log_text()),
+        timeout=300)
+    rolled_in = time.monotonic() - started
+    old = {int(p) for p in line.group(1).split(", ")}
+    new = {int(p) for p in line.group(2).split(", ")}
+    assert len(old) == len(new) == 2 and not old & new
+    exits = worker_exits(host)
+    assert {pid: exits.get(pid) for pid in old} == dict.fromkeys(old, 0), host.log_text()[-3000:]
+
+    # Each tab was moved off its old worker, came back on a new one, and its view calls on there.
+    wait_until("each tab to call on a new worker", lambda: all(
+        t.error or (t.workers[-1] in new and t.series[-1].answered() >= 5) for t in tabs), timeout=120)
+    prober.halt.set()
+    prober.join(DEADLINE)
+    for tab in tabs:
+        tab.stop()
+    answered = sent_as_closed = 0
+    for tab in tabs:
+        assert tab.moves >= 1 and tab.refused == 0, (tab.moves, tab.refused)
+        for calls in tab.series:
+            a, n = check_on_record(db, calls)
+            answered, sent_as_closed = answered + a, sent_as_closed + n
+    assert prober.failed == [], prober.failed
+    print(f"\nSIGHUP --workers 2: rolled in {rolled_in:.1f} s; {sum(t.moves for t in tabs)} tab moves, "
+          f"{sum(t.turned_away for t in tabs)} reconnects turned away by a stopping worker, 0 refused; "
+          f"{answered} view calls answered, 0 lost, 0 twice, {sent_as_closed} sent as a tab closed; "
+          f"{prober.ok} probes answered, {len(prober.failed)} failed")
+
+
+@pytest.fixture
+def proxy() -> Iterator[TcpProxy]:
+    """A plain reverse proxy, its backends given once they run (they need its address for their origin)."""
+    front = TcpProxy([])
+    yield front
+    front.close()
+
+
+def rec_views(page: Any) -> Any:
+    return page.locator('[data-testid=view][data-server="rec"][data-tool="record"]')
+
+
+def noted(page: Any, text: str) -> None:
+    """A new rec view, asked to call rec/record from inside its frame, shows the answer."""
+    views = rec_views(page).count()
+    call_tool(page, "rec", "record", {"action": "call", "tool": "record", "text": text})
+    wait_until("the new view", lambda: rec_views(page).count() > views)
+    view = wait_view(page, "rec", "record", timeout=60_000)
+    answer = view_frame(view).locator("[data-check=call]")
+    answer.wait_for(timeout=60_000)
+    assert answer.inner_text().startswith("ok:") and text in answer.inner_text(), answer.inner_text()
+
+
+@pytest.mark.browser
+def test_a_tab_whose_machine_stops_goes_on_on_the_other_behind_the_proxy(services, postgres, proxy, page_for,
+                                                                        tmp_path):
+    # Two machines as one host: one database, one secret key (a view handle signed by one is checked by the
+    # other), one public origin and one sandbox domain (the proxy's), one token; one has workers of its own.
+    origin = f"http://127.0.0.1:{proxy.port}"
+    config = tmp_path / "host.json"
+    config.write_text(json.dumps({"secretKey": "one key for every machine of this host", "origin": origin,
+                                  "sandboxOrigin": f"http://{{label}}.sandbox.localhost:{proxy.port}"}))
+    args = ("--db", postgres.database(), "--config", str(config), "--stop-timeout", "60")
+    machines = [services(*args, port=free_port(), token="two-machines-token", workers=n) for n in (1, 2)]
+    proxy.backends = [m.port for m in machines]
+    assert machines[0].url.startswith(origin)
+
+    page = page_for(machines[0])  # its url is the proxy's
+    noted(page, "before")  # the page, its views and their sandbox reached through the proxy, on both machines
+    conversation = page.locator("[data-testid=conversation-item].current").get_attribute("data-id")
+    worker = page.evaluate("document.documentElement.dataset.worker")
+    on = machines[0] if worker == str(machines[0].proc.pid) else machines[1]
+    other = machines[1] if on is machines[0] else machines[0]
+    # A view's frame may be fetched from either machine: what the tab's machine signed, the other accepts.
+    frame_url = urlsplit(str(page.locator("[data-testid=view] iframe.proxy").last.get_attribute("src")))
+    request = urllib.request.Request(f"http://127.0.0.1:{other.port}{frame_url.path}?{frame_url.query}",
+                                     headers={"Host": frame_url.netloc})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+
+    signalled = time.monotonic()
+    os.killpg(on.proc.pid, signal.SIGTERM)
+    page.wait_for_function("document.documentElement.dataset.reconnects === '1'", timeout=60_000)
+    page.wait_for_function("w => document.documentElement.dataset.worker !== w", arg=worker, timeout=60_000)
+    assert on.proc.wait(timeout=DEADLINE + 60) == 0
+    stopped_in = time.monotonic() - signalled
+    assert other.proc.poll() is None
+    assert set(worker_exits(on).values()) <= {0}
+
+    # Its conversation is there, with what it held; a new call goes through the other machine.
+    page.locator(f'[data-testid=conversation-item].current[data-id="{conversation}"]').wait_for(timeout=60_000)
+    wait_until("its view drawn again", lambda: rec_views(page).count() >= 1)
+    noted(page, "after")
+    assert rec_views(page).count() >= 2
+    assert other.port in proxy.chosen[-3:]
+    print(f"\ntwo machines: the tab moved off a stopped one ({stopped_in:.1f} s to exit 0) and called on the other")

@@ -4,7 +4,12 @@ tabs or calls, tabs told to move, calls in flight finished, tabs closed), then t
 
 The server's own signal handler is kept and run after the drain. A uvicorn `Server` is told through its
 `should_exit` flag rather than its handler, so that the process ends with status 0 instead of being
-signalled again once the server is done; a second signal goes to the server's handler at once (forced).
+signalled again once the server is done.
+
+A SIGTERM that comes while the stop runs changes nothing: a worker of `serve --workers N` gets one from
+whoever stops the service (systemd signals the whole group, a terminal's Ctrl-C too) and another from its
+supervisor, and the second must not cut the first short. A second Ctrl-C (SIGINT) goes to the server's
+handler at once: a person at a terminal asking again means now.
 """
 
 from __future__ import annotations
@@ -23,6 +28,24 @@ log = logging.getLogger("mcp_apps_host.stop")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 SignalHandler = Callable[[int, FrameType | None], Any] | int | None
+_stop_begun = threading.Event()  # process-wide, as signals are: this process has begun its graceful stop
+
+
+def ignore_late_stops() -> None:
+    """Before the server takes the signals: the SIGTERM handler it hands them back to once it is done.
+
+    A stop asked for again after the server let go (the process is ending cleanly) is ignored, so a
+    supervisor's SIGTERM that comes late does not turn a clean exit into death by signal; before any stop
+    began, SIGTERM ends the process as it would by default. Main thread only (elsewhere nothing)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _after_the_stop)
+
+
+def _after_the_stop(sig: int, _frame: FrameType | None) -> None:
+    if _stop_begun.is_set():
+        return
+    signal.signal(sig, signal.SIG_DFL)
+    signal.raise_signal(sig)
 
 
 def drain_on_signals(lifecycle: Lifecycle) -> Callable[[], None]:
@@ -53,10 +76,14 @@ def drain_on_signals(lifecycle: Lifecycle) -> Callable[[], None]:
             exit_now(sig, None)
 
     def on_signal(sig: int, frame: FrameType | None) -> None:
-        if draining:  # asked again: stop now
-            exit_now(sig, frame)
+        if draining:
+            if sig == signal.SIGINT:  # Ctrl-C again: stop now
+                exit_now(sig, frame)
+            else:  # the same stop asked for again (the group's signal, then the supervisor's)
+                log.info("received %s again: already stopping", signal.Signals(sig).name)
             return
         draining.append(sig)
+        _stop_begun.set()
         # A signal handler may run in the middle of the loop's own work: hand the drain to the loop.
         loop.call_soon_threadsafe(lambda: tasks.add(loop.create_task(drain_then_exit(sig))))
 
@@ -65,6 +92,8 @@ def drain_on_signals(lifecycle: Lifecycle) -> Callable[[], None]:
 
     def restore() -> None:
         for sig, handler in previous.items():
+            if draining and sig == signal.SIGTERM:
+                continue  # the server's handler would take a late SIGTERM and raise it again on its way out
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
     return restore
