@@ -92,7 +92,8 @@ def render(rows: list[Row]) -> str:
         proof = "<br>".join(f"`{t}`" for t in r.tests)
         if r.reason:
             proof = f"{proof}<br>{_cell(r.reason)}" if proof else _cell(r.reason)
-        lines.append(f"| `{r.id}` | {r.spec} | {r.level} | {_cell(r.text)} ({_cell(r.section)}) | {r.status} | {proof} |")
+        requirement = f"{_cell(r.text)} ({_cell(r.section)})"
+        lines.append(f"| `{r.id}` | {r.spec} | {r.level} | {requirement} | {r.status} | {proof} |")
     return START + "\n".join(lines) + "\n" + END
 
 
