@@ -538,3 +538,13 @@ def test_sampling_is_refused_unless_enabled_then_asked():
     assert posts(s2.complete_request(1, result={"role": "assistant", "content": {"type": "text", "text": "ok"}}))
     [bad] = posts(s2.receive(req(2, "sampling/createMessage", {"messages": [], "maxTokens": 5})))
     assert bad["error"]["code"] == -32602
+
+
+def test_request_teardown_is_answered_with_resource_teardown_and_the_host_waits():
+    s = ready(make())
+    effects = s.receive(note("ui/notifications/request-teardown"))
+    [msg] = posts(effects)
+    assert msg["method"] == "ui/resource-teardown" and msg["params"]["reason"]
+    assert of(effects, vs.StartTeardownTimer) and s.state == vs.ViewState.TEARING_DOWN  # not closed yet
+    done = s.receive({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    assert of(done, vs.StateChanged)[0].state == vs.ViewState.CLOSED
