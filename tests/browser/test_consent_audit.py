@@ -203,6 +203,8 @@ def test_servers_cannot_read_each_others_storage(start_host, page_for):
     # A second view of the same server reads what the first wrote: storage outlives a view, so
     # the other server not seeing it below is the origins' doing.
     call_tool(page, "alpha", "record", {"action": "storage", "tool": "second", "text": "alpha again"})
+    # The newest view is the second only once it is drawn: until then "last" is the first.
+    expect(page.locator('[data-testid=view][data-server="alpha"][data-tool="record"]')).to_have_count(2)
     again = json.loads(check(view_frame(wait_view(page, "alpha", "record")), "storage"))
     assert again == {"first": "alpha", "second": "alpha again"}
     call_tool(page, "beta", "record", {"action": "storage", "tool": "third", "text": "beta"})
