@@ -123,7 +123,7 @@ def kill_group(proc: subprocess.Popen[bytes], grace: float = 8.0) -> None:
         except (ProcessLookupError, PermissionError):
             pass
     if proc.poll() is None:
-        proc.wait(timeout=5)
+        proc.wait(timeout=30)
 
 
 # --------------------------------------------------------------------------- host

@@ -75,7 +75,7 @@ def example(postgres, tmp_path: Path) -> Iterator[str]:
         deadline = time.monotonic() + 90
         while True:
             try:
-                urllib.request.urlopen(f"{base}/", timeout=2).close()
+                urllib.request.urlopen(f"{base}/", timeout=10).close()
                 break
             except OSError as exc:
                 if proc.poll() is not None or time.monotonic() > deadline:
