@@ -43,8 +43,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-HOST_START_TIMEOUT = 60.0
-PEER_START_TIMEOUT = 30.0
+HOST_START_TIMEOUT = 120.0
+PEER_START_TIMEOUT = 60.0
 RUNNING_RE = re.compile(r"is running at (\S+)")
 
 # Live hosts and pages, so a failing test's report can show what they said (conftest hook).

@@ -72,7 +72,7 @@ def example(postgres, tmp_path: Path) -> Iterator[str]:
                                 env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 180  # two workers and their servers start; on a busy machine it took 78 s
         while True:
             try:
                 urllib.request.urlopen(f"{base}/", timeout=10).close()
