@@ -48,7 +48,7 @@ def embed_example(postgres: Postgres, workdir: Path, servers: dict[str, dict[str
         deadline = time.monotonic() + 180  # two workers importing the host on a busy machine
         while True:
             try:
-                urllib.request.urlopen(f"{base}/", timeout=2).close()
+                urllib.request.urlopen(f"{base}/", timeout=10).close()
                 break
             except OSError as exc:
                 if proc.poll() is not None or time.monotonic() > deadline:

@@ -43,8 +43,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-HOST_START_TIMEOUT = 60.0
-PEER_START_TIMEOUT = 30.0
+HOST_START_TIMEOUT = 120.0
+PEER_START_TIMEOUT = 60.0
 RUNNING_RE = re.compile(r"is running at (\S+)")
 
 # Live hosts and pages, so a failing test's report can show what they said (conftest hook).
@@ -123,7 +123,7 @@ def kill_group(proc: subprocess.Popen[bytes], grace: float = 8.0) -> None:
         except (ProcessLookupError, PermissionError):
             pass
     if proc.poll() is None:
-        proc.wait(timeout=5)
+        proc.wait(timeout=30)
 
 
 # --------------------------------------------------------------------------- host
@@ -152,7 +152,7 @@ class Host:
 
 
 class PortTaken(Exception):
-    """The host could not bind the ports it was given."""
+    """A host or an npm peer could not bind the port it was given."""
 
 
 class HostLauncher:
@@ -400,6 +400,16 @@ class PeerLauncher:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def __call__(self, bin_name: str, *args: str) -> str:
+        # A free port may be taken by another process (another test worker) before the peer binds it:
+        # that peer exits saying so, and another is started on another port.
+        for _ in range(4):
+            try:
+                return self._start(bin_name, args)
+            except PortTaken:
+                continue
+        return self._start(bin_name, args)
+
+    def _start(self, bin_name: str, args: Sequence[str]) -> str:
         exe = peer_bin(bin_name)
         port = free_port()
         log_path = self.base / f"{bin_name}-{port}.log"
@@ -409,7 +419,12 @@ class PeerLauncher:
                 env=dict(os.environ, PORT=str(port)), cwd=self.base, start_new_session=True,
             )
         self.procs.append(proc)
-        _wait_port(port, proc, log_path, PEER_START_TIMEOUT)
+        try:
+            _wait_port(port, proc, log_path, PEER_START_TIMEOUT)
+        except HarnessError as exc:
+            if "EADDRINUSE" in log_path.read_text(errors="replace"):
+                raise PortTaken(str(exc)) from exc
+            raise
         return f"http://127.0.0.1:{port}/mcp"
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 from harness import Host, HostLauncher, call_tool, view_frame, wait_view
-from playwright.sync_api import Frame, Page
+from playwright.sync_api import Frame, Page, expect
 
 from tests.fixtures.oauth import OAuthServer, start_oauth_server, start_url_elicit_server
 
@@ -103,7 +103,8 @@ def test_sign_in_from_the_page_the_waiting_call_renders_and_the_sign_in_outlives
     sign_in(page, "dana")
     server_auth(page, "signed-in")
     view = wait_view(page, SERVER, "secret_chart", timeout=SIGNIN_TIMEOUT)
-    assert view_frame(view).locator("#out").inner_text(timeout=SIGNIN_TIMEOUT) == "chart for dana"
+    # The view writes its result once its call is answered: wait for the text, not for the element.
+    expect(view_frame(view).locator("#out")).to_have_text("chart for dana", timeout=SIGNIN_TIMEOUT)
     assert page.locator("[data-testid=signin]").count() == 0
     authorized = embedded.events("authorize")
     assert [e["user"] for e in authorized] == ["dana"] and authorized[0]["resource"] == embedded.resource_url
@@ -165,7 +166,8 @@ def test_a_views_own_call_meeting_a_401_asks_and_answers_the_same_request(
     server_auth(page, "signed-in")
     call_tool(page, SERVER, "secret_chart")
     view = wait_view(page, SERVER, "secret_chart")
-    assert view_frame(view).locator("#out").inner_text(timeout=SIGNIN_TIMEOUT) == "chart for gus"
+    # The view writes its result once its call is answered: wait for the text, not for the element.
+    expect(view_frame(view).locator("#out")).to_have_text("chart for gus", timeout=SIGNIN_TIMEOUT)
 
     embedded.admin("refuse-refresh")
     embedded.admin("expire-all")

@@ -14,11 +14,19 @@ from typing import Any
 import pytest
 
 from mcp_apps_host.settings import Limits
+from tests.unit.healthchecks import HealthChecks, generous_health_checks
 from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to, servers_ready, view_handshake
 from tests.unit.test_server_eras import serving_over_http
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAST = Limits(server_health_interval=0.5, reconnect_initial_delay=0.2, reconnect_max_delay=1.0)
+
+
+@pytest.fixture(autouse=True)
+def health_checks(monkeypatch: pytest.MonkeyPatch) -> HealthChecks:
+    """The servers that fail here fail by exiting or breaking their stream; the working ones answer
+    their frequent checks in their own time."""
+    return generous_health_checks(monkeypatch)
 
 
 def failing(kind: str, **env: str) -> dict[str, Any]:
@@ -117,12 +125,12 @@ async def test_crash_mid_call_fails_that_call_and_the_server_comes_back(tmp_path
 @pytest.mark.anyio
 async def test_a_hung_server_is_given_up_with_a_timeout_message(tmp_path: Path):
     sleeper = {"command": sys.executable, "args": ["-c", "import time; time.sleep(600)"]}
-    # Long enough for the working server to start on a busy machine; the sleeper never will.
-    limits = Limits(server_connect_timeout=15.0, template_read_timeout=0.5, reconnect_initial_delay=0.2)
+    # Long enough for the working server to start and read its template on a busy machine; the sleeper never will.
+    limits = Limits(server_connect_timeout=10.0, template_read_timeout=10.0, reconnect_initial_delay=0.2)
     app = app_for({"stuck": sleeper, "fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db", limits)
     async with open_tab(app, ready={"fine"}) as tab:
         frame = await tab.until(server_in("stuck", "error", "retrying"))
-        assert "did not finish connecting in time (server_connect_timeout 15 s" in status_of(frame, "stuck")["error"]
+        assert "did not finish connecting in time (server_connect_timeout 10 s" in status_of(frame, "stuck")["error"]
         tab.put({"type": "call", "server": "stuck", "tool": "anything", "arguments": {}})
         notice = await tab.until(lambda f: f["type"] == "notice" and "'stuck'" in f["text"])
         assert "is not connected" in notice["text"] and "did not finish connecting in time" in notice["text"], notice

@@ -19,10 +19,17 @@ import pytest
 from mcp_apps_host.config.servers import ServerSpec
 from mcp_apps_host.servers.connection import ServerConnection, ServerStatus
 from mcp_apps_host.settings import Limits
+from tests.unit.healthchecks import HealthChecks, generous_health_checks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
 LIMITS = Limits(server_health_interval=0.3, reconnect_initial_delay=0.1, reconnect_max_delay=0.5)
+
+
+@pytest.fixture
+def health_checks(monkeypatch: pytest.MonkeyPatch) -> HealthChecks:
+    """For the tests of healthy servers: their frequent checks wait for an answer generously."""
+    return generous_health_checks(monkeypatch)
 
 
 async def until(predicate: Callable[[], bool], what: str, timeout: float = 30) -> None:
@@ -69,6 +76,7 @@ async def test_a_silent_server_is_given_up_after_the_missed_health_checks(tmp_pa
 
 
 @pytest.mark.anyio
+@pytest.mark.usefixtures("health_checks")
 async def test_backoff_doubles_up_to_its_cap_and_starts_afresh_after_a_connection_that_worked(tmp_path: Path):
     pidfile, gate = tmp_path / "pid", tmp_path / "up"
     conn = ServerConnection(pid_wrapped("fine", pidfile, gate), LIMITS, lambda c: None)
@@ -117,6 +125,7 @@ def http_fixture() -> Iterator[Callable[[list[str]], str]]:
 
 
 @pytest.mark.anyio
+@pytest.mark.usefixtures("health_checks")
 async def test_configured_headers_reach_an_http_server_and_never_a_log(http_fixture, caplog):
     secret = "Bearer s3cret-7f1d2c"
     url = http_fixture([str(FIXTURES / "whoami.py")])
@@ -143,6 +152,7 @@ async def test_configured_headers_reach_an_http_server_and_never_a_log(http_fixt
 
 
 @pytest.mark.anyio
+@pytest.mark.usefixtures("health_checks")
 async def test_a_cancelled_call_reaches_the_server_as_notifications_cancelled(tmp_path: Path):
     mark = tmp_path / "cancelled"
     spec = ServerSpec(name="cancel", command=sys.executable, args=(str(FIXTURES / "failing.py"), "cancel"),

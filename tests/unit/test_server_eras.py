@@ -21,11 +21,17 @@ from mcp_apps_host.config.servers import ServerSpec
 from mcp_apps_host.errors import CallFailed
 from mcp_apps_host.servers.connection import ServerConnection, ServerStatus
 from mcp_apps_host.settings import Limits
+from tests.unit.healthchecks import HealthChecks, generous_health_checks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "servers.py"
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
 EXPECTED_VERSION = {"modern": "2026-07-28", "legacy": "2025-11-25", "dual": "2026-07-28"}
 LIMITS = Limits(server_health_interval=0.3, reconnect_initial_delay=0.2, reconnect_max_delay=1.0)
+
+
+@pytest.fixture(autouse=True)
+def health_checks(monkeypatch: pytest.MonkeyPatch) -> HealthChecks:
+    return generous_health_checks(monkeypatch)
 
 
 class Asks:
@@ -126,7 +132,8 @@ class Watched:
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("kind", ["modern", "legacy", "dual"])
-async def test_each_generation_connects_and_is_served(kind: str, transport: str, http_server, tmp_path: Path):
+async def test_each_generation_connects_and_is_served(kind: str, transport: str, http_server, tmp_path: Path,
+                                                      health_checks: HealthChecks):
     url = http_server(kind)[0] if transport == "http" else None
     asks = Asks()
     watched = Watched(spec(kind, transport, url, (tmp_path.as_uri(),)), asks)
@@ -139,7 +146,8 @@ async def test_each_generation_connects_and_is_served(kind: str, transport: str,
         assert "ui://era/view.html" in conn.templates
 
         # Health checks that this generation answers: no reconnection over several intervals.
-        await anyio.sleep(LIMITS.server_health_interval * 5)
+        answered = health_checks.answered
+        await until(lambda: health_checks.answered >= answered + 5, "five more health checks answered")
         assert conn.status == ServerStatus.READY and watched.readies == 1, watched.statuses
 
         # What the server asks, through the same callbacks whichever way it asks.
@@ -191,7 +199,7 @@ async def test_a_server_that_refuses_what_it_is_asked_hears_why(tmp_path: Path):
 
 
 @pytest.mark.anyio
-async def test_a_modern_server_killed_and_restarted_is_reconnected_once(http_server):
+async def test_a_modern_server_killed_and_restarted_is_reconnected_once(http_server, health_checks: HealthChecks):
     url, proc = http_server("modern", None)
     port = int(url.split(":")[2].split("/")[0])
     watched = Watched(spec("modern", "http", url, ()), Asks())
@@ -206,7 +214,8 @@ async def test_a_modern_server_killed_and_restarted_is_reconnected_once(http_ser
         await anyio.to_thread.run_sync(http_server, "modern", port)
         await until(lambda: conn.status == ServerStatus.READY, "back")
         assert watched.readies == 2
-        await anyio.sleep(LIMITS.server_health_interval * 6)
+        answered = health_checks.answered
+        await until(lambda: health_checks.answered >= answered + 6, "six more health checks answered")
         assert conn.status == ServerStatus.READY and watched.readies == 2, watched.statuses  # no reconnect loop
         assert (await conn.call_tool("era-view", {}))["structuredContent"]["kind"] == "modern"
         group.cancel_scope.cancel()
