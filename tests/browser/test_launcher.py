@@ -1,6 +1,7 @@
 """The app launcher in a real browser: it lists every tool with a view (and only those) across the
 ready servers, filters them, opens one through its form (no JSON) so the view renders with that input,
-opens a tool without arguments at once, and works from the keyboard alone."""
+opens a tool without arguments at once, and works from the keyboard alone; and a view that asks to open
+another view of its own server (`mcp-apps-host/open-view`), which the person allows or declines."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import view_frame, wait_view
+from harness import answer_consent, call_tool, view_frame, wait_view
 from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.browser
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "servers.py"
 # rec: record, record-slow, write-note have views (rec-app-only is for its view only); vis: vis-view and
 # model-only-tool have views (app-only-tool and nobody-tool are not the person's); other: no view at all.
-APPS = {("rec", "record"), ("rec", "record-slow"), ("rec", "write-note"), ("vis", "vis-view"), ("vis", "model-only-tool")}
+APPS = {("rec", "record"), ("rec", "record-slow"), ("rec", "write-note"),
+        ("vis", "vis-view"), ("vis", "model-only-tool")}
 
 
 def fixture(kind: str) -> str:
@@ -129,3 +131,34 @@ def test_the_launcher_from_the_keyboard(start_host, page_for):
     wait_view(page, "rec", "write-note")
     # The picker gives focus back where the launcher was opened from.
     assert focused_testid(page) == "launcher-open"
+
+
+# --------------------------------------------------------------------------- a view opens another view
+
+
+def test_a_view_opens_another_view_of_its_server_with_the_persons_consent(start_host, page_for):
+    host = start_host(servers={"rec": fixture("rec")})
+    page = page_for(host)
+
+    call_tool(page, "rec", "record", {"action": "open-view", "tool": "write-note", "text": "from a view"})
+    asking = view_frame(wait_view(page, "rec", "record"))
+    text = answer_consent(page, "open-view", allow=True, expect_text="write-note")
+    assert "from a view" in text  # the person sees what the new view is given
+    opened = view_frame(wait_view(page, "rec", "write-note"))
+    expect(opened.locator('[data-check="result"]')).to_contain_text("noted from a view")
+    expect(asking.locator('[data-check="open-view"]')).to_have_text("ok: {}")
+    # It is the person's call: a card of its own in the conversation.
+    expect(page.locator('[data-testid=call][data-tool="write-note"]')).to_have_count(1)
+
+    # Declined: nothing opens, and the view hears why.
+    call_tool(page, "rec", "record", {"action": "open-view", "tool": "write-note", "text": "not wanted"})
+    asking = view_frame(wait_view(page, "rec", "record"))
+    answer_consent(page, "open-view", allow=False)
+    expect(asking.locator('[data-check="open-view"]')).to_contain_text("declined by the person")
+    expect(page.locator('[data-testid=view][data-tool="write-note"]')).to_have_count(1)
+
+    # A tool whose view only its app may show is not opened, and the person is not asked.
+    call_tool(page, "rec", "record", {"action": "open-view", "tool": "rec-app-only", "text": "x"})
+    asking = view_frame(wait_view(page, "rec", "record"))
+    expect(asking.locator('[data-check="open-view"]')).to_contain_text("has no view a person may open")
+    expect(page.locator("[data-testid=consent][data-kind=open-view]")).to_have_count(0)
