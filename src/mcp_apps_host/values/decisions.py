@@ -10,4 +10,4 @@ Direction = Literal["view->host", "host->view", "host->server", "server->host", 
 # What the host decided about it: by policy (allowed, refused), or by the person (asked, then consented or declined).
 Decision = Literal["allowed", "refused", "asked", "consented", "declined"]
 # What a consent dialog asks about.
-ConsentKind = Literal["tool-call", "app-tool-call", "message", "open-link", "download", "sampling"]
+ConsentKind = Literal["tool-call", "app-tool-call", "message", "open-link", "download", "sampling", "open-view"]

@@ -43,6 +43,9 @@ UPDATE_MODEL_CONTEXT: Final = "ui/update-model-context"
 REQUEST_DISPLAY_MODE: Final = "ui/request-display-mode"
 DOWNLOAD_FILE: Final = "ui/download-file"
 SAMPLING_CREATE_MESSAGE: Final = "sampling/createMessage"  # also server → host
+# Not in the MCP Apps spec: this host's own request, a view asking to open another view of its server
+# (advertised under hostCapabilities.experimental).
+OPEN_VIEW: Final = "mcp-apps-host/open-view"
 
 # ---- view → host notifications -------------------------------------------------------------
 INITIALIZED: Final = "ui/notifications/initialized"

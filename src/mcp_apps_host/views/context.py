@@ -9,7 +9,7 @@ from typing import Any
 
 from ..config.serverpolicy import ViewRules
 from ..settings import Limits
-from ..values.protocol import DISPLAY_MODES, MODALITY_OF_BLOCK
+from ..values.protocol import DISPLAY_MODES, MODALITY_OF_BLOCK, OPEN_VIEW
 from ..values.tools import ToolEntry
 from ..version import __version__
 from .jsonrpc import RequestId
@@ -58,6 +58,8 @@ class ViewSpec:
     compat: str | None = None  # "openai": the view runs the window.openai shim
     widget_state: dict[str, Any] | None = None  # the state the view last kept, restored with it
     view_rules: ViewRules = field(default_factory=ViewRules)  # the server entry's "views": what needs no asking
+    # This server's tools with a view that a person may open (OPEN_VIEW): those the launcher lists.
+    view_tools: frozenset[str] = frozenset()
 
 
 # Content blocks that reach the conversation and the model as what they are: text, the text of an
@@ -83,6 +85,8 @@ def host_capabilities(spec: ViewSpec) -> dict[str, Any]:
         "updateModelContext": supported_blocks(("structuredContent",)),
         "downloadFile": {},
         **({"sampling": {}} if spec.sampling_enabled else {}),
+        # Beyond the spec: a view may ask to open another view of its server (with the person's consent).
+        "experimental": {OPEN_VIEW: {}},
         "sandbox": sandbox,
     }
 

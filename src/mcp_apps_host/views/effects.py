@@ -141,6 +141,16 @@ class SaveFiles:
 
 
 @dataclass(frozen=True)
+class OpenView:
+    """The person allowed a view to open another view of its server: the host calls ``name`` as the
+    person's own call (its card, its view), then completes the request."""
+
+    request_id: RequestId
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Refused:
     """A message was refused or dropped: for the log and the audit trail."""
 
@@ -207,6 +217,7 @@ Effect = (
     | Sample
     | Download
     | SaveFiles
+    | OpenView
     | StateChanged
     | StartTeardownTimer
     | StartInitTimer

@@ -25,6 +25,7 @@ from .effects import (
     Effect,
     ModelContextUpdated,
     OpenLink,
+    OpenView,
     PostChatMessage,
     PostToView,
     ProxyResourceList,
@@ -176,6 +177,26 @@ def request_display_mode(s: Session, req: Request) -> list[Effect]:
     return effects
 
 
+def open_view(s: Session, req: Request) -> list[Effect]:
+    """`mcp-apps-host/open-view` (beyond the spec): open another view of the view's own server, as if the
+    person had called the tool, once they allow it. A view's tools/call of such a tool runs it and mounts
+    nothing; this shows its view in the conversation, with its own card."""
+    name, args = req.params.get("name"), req.params.get("arguments", {})
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return s.reject(req, rpc.INVALID_PARAMS, f'{M.OPEN_VIEW} needs "name" (string) and "arguments" (object)')
+    if name not in s.spec.all_tools:
+        return s.reject(req, rpc.INVALID_PARAMS,
+                        f"{name!r} is not a tool of server {s.spec.server!r}; "
+                        "a view may only open views of its own server")
+    if name not in s.spec.view_tools:
+        return s.reject(req, rpc.INVALID_PARAMS,
+                        f"tool {name!r} of server {s.spec.server!r} has no view a person may open "
+                        "(no _meta.ui.resourceUri, or its visibility lacks \"model\")")
+    detail = f"{s.spec.server} · {name}\n{rpc.json_text(args)}"
+    return s.ask(req, "open-view", f"{s.spec.server} wants to open the view of {name}", detail,
+                 [OpenView(req.id, name, args)], answer_later=True, subject=name)
+
+
 def _is_web_url(url: str) -> bool:
     try:
         parts = urlsplit(url)
@@ -199,4 +220,5 @@ REQUEST_HANDLERS: dict[str, Handler] = {
     M.REQUEST_DISPLAY_MODE: request_display_mode,
     M.DOWNLOAD_FILE: download_file,
     M.SAMPLING_CREATE_MESSAGE: sampling,
+    M.OPEN_VIEW: open_view,
 }

@@ -47,7 +47,8 @@ def server_tools(host: Host, server: str) -> dict[str, Any]:
     tools = list(conn.tools.values()) if conn else []
     return {"app_tools": frozenset(t.name for t in tools if t.app_visible),
             "all_tools": frozenset(t.name for t in tools),
-            "server_tools": tuple(t.definition for t in tools if t.app_visible)}
+            "server_tools": tuple(t.definition for t in tools if t.app_visible),
+            "view_tools": frozenset(t.name for t in tools if t.resource_uri and t.model_visible)}
 
 
 def _decide_tool_call(host: Host, server: str, name: str) -> tuple[str, str, bool]:

@@ -65,6 +65,17 @@ class Calls:
         call_id = self.runner.new_id()
         self.running[call_id] = asyncio.create_task(self._person_call(call_id, entry, arguments))
 
+    def from_view(self, server: str, tool: str, arguments: dict[str, Any]) -> str | None:
+        """A view asked to open the view of ``tool`` and the person allowed it: the call is the person's own
+        (its card, its view, the same rules), or why it could not start."""
+        conn = self.host.servers.connections.get(server)
+        entry = conn.tools.get(tool) if conn is not None and str(conn.status) == "ready" else None
+        if entry is None or not entry.resource_uri or not entry.model_visible:
+            return f"tool {tool!r} of server {server!r} has no view a person may open now"
+        call_id = self.runner.new_id()
+        self.running[call_id] = asyncio.create_task(self._person_call(call_id, entry, arguments))
+        return None
+
     async def _after_signin(self, server: str, tool: str, arguments: dict[str, Any]) -> None:
         self.page.notice(f"/call {server} {tool} waits for you to sign in to {server}.")
         try:

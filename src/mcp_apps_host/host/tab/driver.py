@@ -24,10 +24,10 @@ from ...errors import CallFailed
 from ...servers.connection import ProgressFn
 from ...telemetry import answers, metrics, spans
 from ...values.apptools import AppTool
-from ...values.protocol import INITIALIZE, PING, SANDBOX_RESOURCE_READY, TOOLS_CALL
+from ...values.protocol import INITIALIZE, OPEN_VIEW, PING, SANDBOX_RESOURCE_READY, TOOLS_CALL
 from ...views import effects as fx
 from ...views import events as ev
-from ...views.jsonrpc import RequestId, is_id, json_text
+from ...views.jsonrpc import REFUSED, RequestId, is_id, json_text
 from ...views.requests import REQUEST_HANDLERS
 from ...views.session import ViewSession
 from ..process.core import Host, MountedView
@@ -55,6 +55,10 @@ class ViewNews(Protocol):
     def app_tools_changed(self, view: ViewDriver, tools: tuple[AppTool, ...]) -> None: ...
 
     def resized(self, view: ViewDriver, height: int) -> None: ...
+
+    def open_view(self, view: ViewDriver, tool: str, arguments: dict[str, Any]) -> str | None:
+        """Call ``tool`` of the view's server as the person's own call, its view shown; or why it cannot start."""
+        ...
 
     def view_gone(self, view: ViewDriver) -> None: ...
 
@@ -267,6 +271,10 @@ class ViewDriver:
                     task.cancel()
             case fx.Download():
                 page.send(proxied.download_frame(handle, effect))
+            case fx.OpenView(request_id, name, arguments):
+                problem = ports.news.open_view(self, name, arguments)
+                self.drive(ev.RequestCompleted(request_id, {}) if problem is None
+                           else ev.RequestCompleted(request_id, error=(REFUSED, f"{OPEN_VIEW}: {problem}")))
             case fx.DisplayModeChanged():
                 self._send_display_mode()
             case fx.Resize(width, height):

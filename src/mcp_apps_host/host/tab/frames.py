@@ -564,7 +564,7 @@ class Consent(Frame):
 
     type: Literal["consent"] = "consent"
     id: int
-    kind: Literal["tool-call", "app-tool-call", "message", "open-link", "download", "sampling"]
+    kind: Literal["tool-call", "app-tool-call", "message", "open-link", "download", "sampling", "open-view"]
     server: str
     view: str | None
     title: str

@@ -204,7 +204,8 @@ class LiveViews:
         for view in list(self.live.values()):
             spec = view.session.spec
             tools = server_tools(self.host, view.server)
-            if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools:
+            if tools["server_tools"] != spec.server_tools or tools["all_tools"] != spec.all_tools \
+                    or tools["view_tools"] != spec.view_tools:
                 view.drive(ev.ServerToolsChanged(replace(spec, **tools)))
         self.prestarted.refresh()
 

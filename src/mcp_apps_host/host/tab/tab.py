@@ -279,6 +279,9 @@ class Tab:
     def app_tools_changed(self, view: ViewDriver, tools: tuple[AppTool, ...]) -> None:
         self.offered.changed(view, tools)
 
+    def open_view(self, view: ViewDriver, tool: str, arguments: dict[str, Any]) -> str | None:
+        return self.services.calls.from_view(view.server, tool, arguments)
+
     def resized(self, view: ViewDriver, height: int) -> None:
         self.heights.resized(view, height)
 

@@ -13,6 +13,7 @@ const KIND_TEXT = {
   "open-link": "wants to open a link",
   download: "wants to save a file",
   sampling: "wants to ask the model",
+  "open-view": "wants to open another view",
 };
 // Buttons stay inert briefly after a dialog appears, so a click aimed at a view that
 // asked at just the right moment cannot land on "Allow".

@@ -487,7 +487,7 @@ export interface InspectorContextFrame {
 export interface ConsentFrame {
   type: "consent";
   id: number;
-  kind: "tool-call" | "app-tool-call" | "message" | "open-link" | "download" | "sampling";
+  kind: "tool-call" | "app-tool-call" | "message" | "open-link" | "download" | "sampling" | "open-view";
   server: string;
   view: string | null;
   title: string;

@@ -3,6 +3,7 @@
 import { HostSocket } from "./socket.js";
 import { initThemeToggle, currentTheme, applyHostTheme } from "./theme.js";
 import { renderServers } from "./servers.js";
+import { initLauncher, launcherServers, launcherOpen } from "./launcher.js";
 import { initForm, pickerOpen, closePicker } from "./form.js";
 import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost, resetConversation } from "./chat.js";
 import { initPrestart, viewPrestart } from "./prestart.js";
@@ -79,6 +80,7 @@ initInspector(send);
 initViewTools(send);
 initElicit(send);
 initSignIn(send);
+initLauncher(send);
 
 /**
  * Host → page `conversation-reset`: clear the column; the host replays the conversation next.
@@ -108,7 +110,10 @@ const routes = {
     root.dataset.reconnectReason = msg.reason;
     socket.reconnectSoon();
   },
-  servers: renderServers,
+  servers: (msg) => {
+    renderServers(msg);
+    launcherServers(msg);
+  },
   notice,
   "chat-message": chatMessage,
   "user-message": userMessage,
@@ -151,7 +156,7 @@ for (const [type, fn] of Object.entries(routes)) socket.on(/** @type {any} */ (t
 
 // "/" focuses the chat box from anywhere that is not itself a text field.
 document.addEventListener("keydown", (e) => {
-  if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || pickerOpen()) return;
+  if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || pickerOpen() || launcherOpen()) return;
   const t = e.target;
   if (t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
   e.preventDefault();
