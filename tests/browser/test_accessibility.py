@@ -47,7 +47,8 @@ def assert_accessible(page: Page, state: str) -> None:
     findings = axe_findings(page)
     blocking = [v for v in findings if v.get("impact") in BLOCKING]
     count = sum(len(v["nodes"]) for v in blocking)  # type: ignore[arg-type]
-    print(f"axe {state}: {count} serious or critical, {sum(len(v['nodes']) for v in findings)} in all")  # type: ignore[arg-type]
+    print(f"axe {state}: {count} serious or critical, {sum(len(v['nodes']) for v in findings)} in all",  # type: ignore[arg-type]
+          sorted({f"{v['id']} ({v['impact']})" for v in findings}))
     lines = [f"{v['id']} ({v['impact']}): {v['help']} -> {node['target']}"  # type: ignore[index]
              for v in blocking for node in v["nodes"]]  # type: ignore[attr-defined]
     assert not lines, f"{state}: {count} serious or critical axe violations:\n" + "\n".join(lines)
