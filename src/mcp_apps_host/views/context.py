@@ -14,6 +14,9 @@ from ..values.tools import ToolEntry
 from ..version import __version__
 from .jsonrpc import RequestId
 
+# hostContext key of the person's display preferences (the spec has none for them).
+ACCESSIBILITY_KEY = "mcp-apps-host/accessibility"
+
 
 @dataclass
 class HostEnvironment:
@@ -28,6 +31,10 @@ class HostEnvironment:
     hover: bool = True
     max_width: int | None = None
     platform: str = "web"
+    # The person's prefers-reduced-motion, prefers-contrast and forced-colors, as their browser says.
+    reduced_motion: bool = False
+    contrast: str = "no-preference"
+    forced_colors: bool = False
     # A fixed container size (the inspector's controls); None: flexible, up to the limits.
     container_width: int | None = None
     container_height: int | None = None
@@ -117,6 +124,9 @@ def host_context(spec: ViewSpec, env: HostEnvironment, limits: Limits, display_m
         "deviceCapabilities": {"touch": env.touch, "hover": env.hover},
         "safeAreaInsets": {"top": 0, "right": 0, "bottom": 0, "left": 0},
     }
+    # The spec's hostContext has no key for these preferences: they travel under the host's own name.
+    context[ACCESSIBILITY_KEY] = {"prefersReducedMotion": env.reduced_motion, "prefersContrast": env.contrast,
+                                  "forcedColors": env.forced_colors}
     if spec.compat == "openai":
         # Only the shim reads it (as window.openai.widgetState); MCP Apps views never get the key.
         context["openai/widgetState"] = spec.widget_state

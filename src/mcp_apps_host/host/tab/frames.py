@@ -48,6 +48,10 @@ class Hello(Frame):
     touch: bool = False
     hover: bool = True
     viewport_width: Annotated[int, Field(gt=0)] | None = None
+    # The person's display preferences (CSS media features), for the views' host context.
+    reduced_motion: bool = False
+    contrast: Literal["no-preference", "more", "less", "custom"] = "no-preference"
+    forced_colors: bool = False
 
 
 class Chat(Frame):

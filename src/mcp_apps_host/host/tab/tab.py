@@ -154,6 +154,7 @@ class Tab:
         env.time_zone = hello.time_zone or env.time_zone
         env.user_agent = hello.user_agent or env.user_agent
         env.touch, env.hover = hello.touch, hello.hover
+        env.reduced_motion, env.contrast, env.forced_colors = hello.reduced_motion, hello.contrast, hello.forced_colors
         if hello.viewport_width is not None:
             env.max_width = min(hello.viewport_width, self.host.limits.max_view_width)
         self._send_theme()

@@ -15,6 +15,9 @@ export interface HelloFrame {
   touch?: boolean;
   hover?: boolean;
   viewportWidth?: number | null;
+  reducedMotion?: boolean;
+  contrast?: "no-preference" | "more" | "less" | "custom";
+  forcedColors?: boolean;
 }
 
 /** A line from the chat box: `/call SERVER TOOL [JSON]`, `/servers`, `/help`, or a message to the model. */

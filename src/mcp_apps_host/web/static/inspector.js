@@ -45,8 +45,8 @@ function close(handle) {
 }
 
 function build(p) {
-  const filter = el("input", { type: "search", class: "input", "data-testid": "inspector-filter", placeholder: "Filter: method, direction, decision, reason…", oninput: () => redraw(p) });
-  const kind = el("select", { class: "input", "data-testid": "inspector-kind", onchange: () => redraw(p) },
+  const filter = el("input", { type: "search", class: "input", "data-testid": "inspector-filter", "aria-label": "Filter the messages", placeholder: "Filter: method, direction, decision, reason…", oninput: () => redraw(p) });
+  const kind = el("select", { class: "input", "data-testid": "inspector-kind", "aria-label": "Show", onchange: () => redraw(p) },
     el("option", { value: "all" }, "All messages"), el("option", { value: "csp" }, "CSP violations"),
     el("option", { value: "log" }, "Log (notifications/message)"), el("option", { value: "refused" }, "Refused"));
   const list = el("ol", { class: "inspector-records", "data-testid": "inspector-records" });
@@ -138,14 +138,15 @@ function recordRow(r) {
   const time = new Date(r.ts * 1000).toISOString().slice(11, 23);
   const json = el("pre", { class: "code inspector-json", "data-testid": "inspector-json", hidden: true });
   const copy = el("button", { type: "button", class: "btn btn-ghost btn-small", "data-testid": "inspector-copy", title: "Copy as JSON", onclick: (e) => { e.stopPropagation(); copyRecord(r); } }, "Copy");
-  const head = el("div", { class: "inspector-row", role: "button", tabindex: "0", onclick: () => expand(r, json), onkeydown: (e) => { if (e.key === "Enter") expand(r, json); } },
+  // The row's facts are one button (expand) beside Copy, not a button row holding another button.
+  const toggle = el("button", { type: "button", class: "inspector-toggle", "aria-expanded": "false", onclick: () => expand(r, json, toggle) },
     el("time", {}, time),
     el("span", { class: "inspector-dir" }, ARROWS[r.direction] || r.direction),
     el("code", { class: "inspector-method" }, r.method || (r.id !== null && r.id !== undefined ? `reply ${r.id}` : "—")),
     el("span", { class: "inspector-size" }, r.payload_size ? `${r.payload_size} B` : ""),
     el("span", { class: `inspector-decision decision-${r.decision || "none"}` }, r.decision || ""),
-    el("span", { class: "inspector-reason" }, r.reason || ""),
-    copy);
+    el("span", { class: "inspector-reason" }, r.reason || ""));
+  const head = el("div", { class: "inspector-row" }, toggle, copy);
   return el("li", { "data-testid": "inspector-record", "data-direction": r.direction, "data-method": r.method || "", "data-decision": r.decision || "" }, head, json);
 }
 
@@ -158,10 +159,11 @@ async function fullRecord(r) {
   return { ...r, payload, payload_truncated: false };
 }
 
-async function expand(r, json) {
-  if (!json.hidden) { json.hidden = true; return; }
+async function expand(r, json, toggle) {
+  if (!json.hidden) { json.hidden = true; toggle.setAttribute("aria-expanded", "false"); return; }
   json.textContent = prettyJSON((await fullRecord(r)).payload);
   json.hidden = false;
+  toggle.setAttribute("aria-expanded", "true");
 }
 
 async function copyRecord(r) {

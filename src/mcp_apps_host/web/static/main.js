@@ -37,6 +37,9 @@ function hello() {
     touch: matchMedia("(pointer: coarse)").matches,
     hover: matchMedia("(hover: hover)").matches,
     viewportWidth: window.innerWidth,
+    reducedMotion: matchMedia("(prefers-reduced-motion: reduce)").matches,
+    contrast: /** @type {const} */ (["more", "less", "custom"]).find((c) => matchMedia(`(prefers-contrast: ${c})`).matches) ?? "no-preference",
+    forcedColors: matchMedia("(forced-colors: active)").matches,
   };
 }
 

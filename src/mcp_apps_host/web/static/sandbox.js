@@ -62,7 +62,7 @@
     inner.setAttribute("sandbox", sandbox);
     const allow = allowFor(params);
     if (allow) inner.setAttribute("allow", allow);
-    inner.setAttribute("title", "view");
+    inner.setAttribute("title", typeof params.title === "string" && params.title ? params.title : "view");
     // A srcdoc document inherits this document's CSP header, so the view gets the policy
     // the host built; it also inherits this origin when allow-same-origin is granted,
     // and is an opaque "null" origin otherwise.

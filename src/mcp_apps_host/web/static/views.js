@@ -302,9 +302,21 @@ function checkOrigins(proxyUrl, sandboxOrigin) {
 export function viewPost(msg) {
   const v = record.viewOf(msg.view);
   if (!v || !v.iframe) return; // removed, or not mounted: nothing to deliver to
-  const message = withTemplate(v.sha, msg.message);
+  const message = named(v, withTemplate(v.sha, msg.message));
   if (v.proxyReady) deliver(v, message);
   else record.holdMessage(v, message);
+}
+
+/**
+ * The resource with the name the proxy gives the view's own frame: its server and tool, as the
+ * proxy frame's title says, so a screen reader names both frames alike.
+ * @param {View} v
+ * @param {any} message
+ */
+function named(v, message) {
+  if (!message || message.method !== "ui/notifications/sandbox-resource-ready") return message;
+  const params = message.params && typeof message.params === "object" ? message.params : {};
+  return { ...message, params: { ...params, title: v.iframe?.getAttribute("title") ?? "" } };
 }
 
 /**
