@@ -3,7 +3,7 @@
 // One dialog at a time from a queue; it floats over the page without a blocking backdrop,
 // so other views keep running and the chat stays usable while a question waits.
 
-import { el } from "./dom.js";
+import { el, trapTab } from "./dom.js";
 
 const KIND_TEXT = {
   "tool-call": "wants to call a tool",
@@ -197,21 +197,6 @@ function who(q, server) {
 function isTextEntry(node) {
   return node instanceof HTMLElement && (node.isContentEditable || node.tagName === "TEXTAREA" ||
     (node.tagName === "INPUT" && !["checkbox", "radio", "button", "submit"].includes(/** @type {HTMLInputElement} */ (node).type)));
-}
-
-/** Keep Tab inside the dialog while it has focus. */
-function trapTab(e, node) {
-  const items = [...node.querySelectorAll("button:not([disabled]), input, select, textarea")];
-  if (!items.length) return;
-  const first = items[0];
-  const last = items[items.length - 1];
-  if (e.shiftKey && (document.activeElement === first || document.activeElement === node)) {
-    e.preventDefault();
-    last.focus();
-  } else if (!e.shiftKey && document.activeElement === last) {
-    e.preventDefault();
-    first.focus();
-  }
 }
 
 /**

@@ -62,3 +62,26 @@ export function formatDuration(ms) {
 export function nearBottom(scroller, slack = 80) {
   return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < slack;
 }
+
+const FOCUSABLE = "button:not([disabled]), input, select, textarea, summary, [tabindex]:not([tabindex='-1'])";
+
+/**
+ * Keep Tab inside a dialog: from its last control to its first, and Shift+Tab from the first (or the
+ * dialog itself) to the last.
+ * @param {KeyboardEvent} e
+ * @param {Element} node
+ */
+export function trapTab(e, node) {
+  const items = /** @type {HTMLElement[]} */ ([...node.querySelectorAll(FOCUSABLE)])
+    .filter((n) => n.offsetParent !== null);
+  if (!items.length) return;
+  const first = items[0];
+  const last = items[items.length - 1];
+  if (e.shiftKey && (document.activeElement === first || document.activeElement === node)) {
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && document.activeElement === last) {
+    e.preventDefault();
+    first.focus();
+  }
+}

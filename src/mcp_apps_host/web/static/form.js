@@ -1,7 +1,7 @@
 // The tool picker: a dialog with a form generated from the tool's inputSchema, a "JSON"
 // toggle to edit the raw arguments, and submit → `call` to the host.
 
-import { el, prettyJSON } from "./dom.js";
+import { el, prettyJSON, trapTab } from "./dom.js";
 import { buildObjectFields, FieldError } from "./fields.js";
 
 /** @type {import("./socket.js").SendFrame} */
@@ -28,7 +28,7 @@ function ensureOverlay() {
       e.preventDefault();
       e.stopPropagation();
       closePicker();
-    } else if (e.key === "Tab") trapTab(e);
+    } else if (e.key === "Tab") trapTab(e, panel);
   });
   document.body.append(overlay);
 }
@@ -43,21 +43,6 @@ export function closePicker() {
   panel.replaceChildren();
   state = null;
   if (returnFocus && returnFocus.isConnected) returnFocus.focus();
-}
-
-function trapTab(e) {
-  const items = [...panel.querySelectorAll("button:not([disabled]), input, select, textarea, summary, [tabindex]:not([tabindex='-1'])")]
-    .filter((n) => n.offsetParent !== null);
-  if (!items.length) return;
-  const first = items[0];
-  const last = items[items.length - 1];
-  if (e.shiftKey && document.activeElement === first) {
-    e.preventDefault();
-    last.focus();
-  } else if (!e.shiftKey && document.activeElement === last) {
-    e.preventDefault();
-    first.focus();
-  }
 }
 
 /** Open the picker for one tool: {server, tool: {name, title, description, inputSchema}}. `submit`, when

@@ -2,7 +2,7 @@
 // searchable dialog. Choosing one opens the tool picker's form for it (or calls it at once
 // when it takes no arguments), so the person opens an app without a model or any JSON.
 
-import { el } from "./dom.js";
+import { el, trapTab } from "./dom.js";
 import { openToolForm } from "./form.js";
 
 /** @type {import("./socket.js").SendFrame} */
@@ -99,7 +99,7 @@ function onKey(e) {
     e.preventDefault();
     e.stopPropagation();
     closeLauncher();
-  } else if (e.key === "Tab") trapTab(e);
+  } else if (e.key === "Tab") trapTab(e, panel);
   else if ((e.key === "ArrowDown" || e.key === "ArrowUp") && e.target instanceof HTMLElement && e.target.matches("[data-testid=launcher-app]")) {
     e.preventDefault();
     const all = entries();
@@ -116,21 +116,6 @@ function entries() {
 function moveFocus(index) {
   const all = entries();
   if (all.length) all[Math.max(0, Math.min(index, all.length - 1))].focus();
-}
-
-function trapTab(e) {
-  const items = [...panel.querySelectorAll("button:not([disabled]), input, [tabindex]:not([tabindex='-1'])")]
-    .filter((n) => /** @type {HTMLElement} */ (n).offsetParent !== null);
-  if (!items.length) return;
-  const first = /** @type {HTMLElement} */ (items[0]);
-  const last = /** @type {HTMLElement} */ (items[items.length - 1]);
-  if (e.shiftKey && document.activeElement === first) {
-    e.preventDefault();
-    last.focus();
-  } else if (!e.shiftKey && document.activeElement === last) {
-    e.preventDefault();
-    first.focus();
-  }
 }
 
 export function openLauncher() {
