@@ -56,14 +56,23 @@ class Session(Protocol):
             reason: str = "needs the person's consent", extra: dict[str, Any] | None = None) -> list[Effect]: ...
 
 
-def tools_call(s: Session, req: Request) -> list[Effect]:
+def _own_tool(s: Session, req: Request, may: str) -> tuple[str, dict[str, Any]] | list[Effect]:
+    """The tool (of the view's own server) and arguments ``req`` names; else its rejection, saying what a
+    view ``may`` do."""
     name, args = req.params.get("name"), req.params.get("arguments", {})
     if not isinstance(name, str) or not isinstance(args, dict):
-        return s.reject(req, rpc.INVALID_PARAMS, 'tools/call needs "name" (string) and "arguments" (object)')
+        return s.reject(req, rpc.INVALID_PARAMS, f'{req.method} needs "name" (string) and "arguments" (object)')
     if name not in s.spec.all_tools:
         return s.reject(req, rpc.INVALID_PARAMS,
-                        f"{name!r} is not a tool of server {s.spec.server!r}; "
-                        "a view may only call its own server's tools")
+                        f"{name!r} is not a tool of server {s.spec.server!r}; a view may only {may}")
+    return name, args
+
+
+def tools_call(s: Session, req: Request) -> list[Effect]:
+    named = _own_tool(s, req, "call its own server's tools")
+    if isinstance(named, list):
+        return named
+    name, args = named
     if name not in s.spec.app_tools:
         return s.reject(req, rpc.REFUSED,
                         f"tool {name!r} of server {s.spec.server!r} is not visible to apps "
@@ -181,13 +190,10 @@ def open_view(s: Session, req: Request) -> list[Effect]:
     """`mcp-apps-host/open-view` (beyond the spec): open another view of the view's own server, as if the
     person had called the tool, once they allow it. A view's tools/call of such a tool runs it and mounts
     nothing; this shows its view in the conversation, with its own card."""
-    name, args = req.params.get("name"), req.params.get("arguments", {})
-    if not isinstance(name, str) or not isinstance(args, dict):
-        return s.reject(req, rpc.INVALID_PARAMS, f'{M.OPEN_VIEW} needs "name" (string) and "arguments" (object)')
-    if name not in s.spec.all_tools:
-        return s.reject(req, rpc.INVALID_PARAMS,
-                        f"{name!r} is not a tool of server {s.spec.server!r}; "
-                        "a view may only open views of its own server")
+    named = _own_tool(s, req, "open views of its own server")
+    if isinstance(named, list):
+        return named
+    name, args = named
     if name not in s.spec.view_tools:
         return s.reject(req, rpc.INVALID_PARAMS,
                         f"tool {name!r} of server {s.spec.server!r} has no view a person may open "
