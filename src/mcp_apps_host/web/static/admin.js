@@ -218,5 +218,8 @@ document.querySelector("[data-testid=admin-add]").addEventListener("click", () =
 document.querySelector("[data-testid=admin-audit-form]").addEventListener("submit", search);
 await load();
 await search();
-// Servers connect and fail while the page is open: their status follows.
-setInterval(() => { if (!dialog.open && document.visibilityState === "visible") load(); }, 5000);
+// Servers connect and fail while the page is open: their status follows (not while the admin is in the
+// middle of something: the editor open, or a removal waiting for its second click).
+setInterval(() => {
+  if (!dialog.open && document.visibilityState === "visible" && !rows.querySelector("[data-confirm='1']")) load();
+}, 5000);
