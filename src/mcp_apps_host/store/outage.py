@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Final, Literal, Protocol
 
@@ -62,13 +62,13 @@ def why(exc: BaseException) -> Why:
     return "is unreachable"
 
 
-async def write_retried(write: Callable[[], None], what: str, wait: float) -> None:
-    """Run a blocking write off the loop; a database that cannot take it now is tried again with backoff for
-    up to ``wait`` seconds, then the write is logged as lost (never raised: it runs unawaited in the background)."""
+async def retried(attempt: Callable[[], Awaitable[None]], what: str, wait: float) -> None:
+    """Make one write; a database that cannot take it now is tried again with backoff for up to ``wait``
+    seconds, then the write is logged as lost (never raised: the console goes on without it)."""
     delay, deadline = RETRY_FIRST, asyncio.get_running_loop().time() + wait
     while True:
         try:
-            await asyncio.to_thread(write)
+            await attempt()
             return
         except Exception as exc:
             if not cannot_write(exc):
@@ -80,6 +80,11 @@ async def write_retried(write: Callable[[], None], what: str, wait: float) -> No
                 return
         await asyncio.sleep(delay)  # backoff before the next attempt, not a wait for a condition
         delay = min(delay * 2, RETRY_MAX)
+
+
+async def write_retried(write: Callable[[], None], what: str, wait: float) -> None:
+    """:func:`retried` for a blocking write, run off the loop."""
+    await retried(lambda: asyncio.to_thread(write), what, wait)
 
 
 def unavailable(reason: Why, wait: float) -> DatabaseUnavailable:

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import logging
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ...settings import DEFAULT_LIMITS
 from ...store.conversations import Conversation, OwnConversations
-from ...store.outage import RETRY_FIRST, RETRY_MAX, cannot_write, why
+from ...store.outage import retried
 from ...values.calls import CallRecord
-
-log = logging.getLogger("mcp_apps_host.journal")
 
 T = TypeVar("T")
 
@@ -81,21 +78,7 @@ class Journal:
     async def _attempt(self, op: tuple[Any, ...]) -> None:
         """Run one write; a database that cannot take it now (restarting, full) is tried again, in order,
         for up to ``wait`` seconds."""
-        delay, deadline = RETRY_FIRST, asyncio.get_running_loop().time() + self._wait
-        while True:
-            try:
-                await self._run(op)
-                return
-            except Exception as exc:  # a full disk must not break the console
-                if not cannot_write(exc):
-                    log.exception("could not write a conversation item")
-                    return
-                if asyncio.get_running_loop().time() >= deadline:
-                    log.error("could not write a conversation item: the database %s (waited %g s, "
-                              "database_wait_timeout)", why(exc), self._wait)
-                    return
-            await asyncio.sleep(delay)  # backoff before the next attempt, not a wait for a condition
-            delay = min(delay * 2, RETRY_MAX)
+        await retried(lambda: self._run(op), "a conversation item", self._wait)
 
     async def _run(self, op: tuple[Any, ...]) -> None:
         if op[0] == "append":
