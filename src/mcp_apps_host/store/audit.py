@@ -419,16 +419,15 @@ class AuditLog:
         for flag in flags + dropped_flags:
             flag.set(error)
 
-    def _give_up(self, held: Backlog) -> bool:
+    def _give_up(self, held: Backlog) -> None:
         """Stopping while the database cannot take the held events: they are lost after one more wait."""
         if held.down_since is None or time.monotonic() - held.down_since < self.wait:
-            return False
+            return
         log.error("%d audit events were not written: the database %s", len(held.rows), held.reason)
         error = unavailable(held.reason, self.wait)
         self._release(held.written_front(len(held.rows)), error)
         for flag in held.ready():
             flag.set(error)
-        return True
 
     @staticmethod
     def _release(events: list[Held], error: BaseException | None) -> None:

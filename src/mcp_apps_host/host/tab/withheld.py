@@ -3,14 +3,10 @@ an error instead, so a view never holds an answer that is not on record."""
 
 from __future__ import annotations
 
-from typing import Final
-
 from ...errors import DatabaseUnavailable
+from ...views.jsonrpc import INTERNAL_ERROR
 from . import frames as f
 from .audit import Auditor
-
-# JSON-RPC's internal error: the request was fine, the host could not answer it.
-INTERNAL_ERROR: Final = -32603
 
 
 def is_reply(frame: f.HostFrame) -> bool:
