@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...errors import DatabaseUnavailable
 from ...views.jsonrpc import INTERNAL_ERROR
+from ...views.jsonrpc import error as error_reply
 from . import frames as f
 from .audit import Auditor
 
@@ -22,5 +23,4 @@ def withhold(frame: f.HostFrame, error: DatabaseUnavailable, audit: Auditor) -> 
     msg_id = frame.message["id"]
     audit("host->view", None, view=frame.view, msg_id=msg_id, decision="refused",
           reason=f"answered with an error instead: {error}")
-    return f.ViewPost(view=frame.view, message={
-        "jsonrpc": "2.0", "id": msg_id, "error": {"code": INTERNAL_ERROR, "message": str(error)}})
+    return f.ViewPost(view=frame.view, message=error_reply(msg_id, INTERNAL_ERROR, str(error)))
