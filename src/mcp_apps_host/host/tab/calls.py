@@ -62,8 +62,7 @@ class Calls:
             return
         for problem in entry.problems:  # said where the call is, not only in the host's log
             self.page.notice(f"tool {tool!r} of server {server!r} has malformed _meta.ui: {problem}")
-        call_id = self.runner.new_id()
-        self.running[call_id] = asyncio.create_task(self._person_call(call_id, entry, arguments))
+        self._start(entry, arguments)
 
     def from_view(self, server: str, tool: str, arguments: dict[str, Any]) -> str | None:
         """A view asked to open the view of ``tool`` and the person allowed it: the call is the person's own
@@ -72,9 +71,13 @@ class Calls:
         entry = conn.tools.get(tool) if conn is not None and str(conn.status) == "ready" else None
         if entry is None or not entry.resource_uri or not entry.model_visible:
             return f"tool {tool!r} of server {server!r} has no view a person may open now"
+        self._start(entry, arguments)
+        return None
+
+    def _start(self, entry: ToolEntry, arguments: dict[str, Any]) -> None:
+        """Run a call of the person's, kept in `running` until it ends."""
         call_id = self.runner.new_id()
         self.running[call_id] = asyncio.create_task(self._person_call(call_id, entry, arguments))
-        return None
 
     async def _after_signin(self, server: str, tool: str, arguments: dict[str, Any]) -> None:
         self.page.notice(f"/call {server} {tool} waits for you to sign in to {server}.")
