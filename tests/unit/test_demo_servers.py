@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import subprocess
@@ -24,7 +25,7 @@ APP_MIME = "text/html;profile=mcp-app"
 EXPECTED_TOOLS: dict[str, dict[str, str | None]] = {
     "chart": {"show-chart": "view", "chart-data": "app", "slow-report": None},
     "forms": {"feedback-form": "view", "submit-feedback": "app", "list-feedback": None},
-    "table": {"browse-table": "view", "table-page": "app"},
+    "table": {"browse-table": "view", "table-page": "app", "restock": None},
 }
 
 # The standard MCP Apps theming variables (spec 2026-01-26, Theming).
@@ -220,6 +221,21 @@ async def test_forms_submit_validates_and_stores() -> None:
         ]
         assert structured(listed)["averageRating"] == 3.5
         assert "Ada" in listed.content[0].text and "Grace" in listed.content[0].text
+
+
+@pytest.mark.anyio
+async def test_a_restock_changes_the_catalogue_its_tables_follow() -> None:
+    product = table.PRODUCTS[0]
+    async with Client(params("table")) as client:
+        before = json.loads((await client.read_resource(table.CATALOGUE_URI)).contents[0].text)
+        done = structured(await client.call_tool("restock", {"sku": product["sku"].lower(), "quantity": 5}))
+        assert done == {"sku": product["sku"], "stock": product["stock"] + 5}
+        page = structured(await client.call_tool("table-page", {"query": product["sku"]}))
+        assert page["rows"][0]["stock"] == product["stock"] + 5
+        after = json.loads((await client.read_resource(table.CATALOGUE_URI)).contents[0].text)
+        assert after["stock"] == before["stock"] + 5
+        unknown = await client.call_tool("restock", {"sku": "NOPE-0000", "quantity": 1})
+        assert unknown.is_error and "NOPE-0000" in unknown.content[0].text
 
 
 @pytest.mark.anyio

@@ -205,6 +205,10 @@
     onTeardown: function (cb) {
       subscribe("ui/resource-teardown", cb);
     },
+    /** Any other notification from the host, e.g. notifications/resources/updated. */
+    onNotification: function (method, cb) {
+      subscribe(method, cb);
+    },
     /** tools/call on this view's own server; resolves with the CallToolResult (check isError). */
     callTool: function (name, args) {
       return request("tools/call", { name: name, arguments: args || {} });

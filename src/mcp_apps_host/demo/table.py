@@ -1,16 +1,20 @@
 """Demo MCP App "table": a sortable, searchable product table paged through an app-only tool.
 
+The view subscribes to the catalogue resource: `restock` changes it, and every open table shows
+the new stock without polling.
+
 Run: python -m mcp_apps_host.demo.table [--http PORT]
 """
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from typing import Annotated, Any
 
 from mcp.server.apps import Apps
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -18,6 +22,7 @@ from mcp_apps_host.demo._common import load_view, result, run
 from mcp_apps_host.version import __version__
 
 VIEW_URI = "ui://table/products.html"
+CATALOGUE_URI = "table://products"  # what open tables follow
 ROW_COUNT = 200
 SEED = 1865
 
@@ -166,6 +171,32 @@ def table_page(
 
 
 mcp = MCPServer("table", version=__version__, extensions=[apps])
+
+
+@mcp.resource(CATALOGUE_URI, name="products", mime_type="application/json",
+              description="The catalogue's size and total stock; updated on each restock (views subscribe to it)")
+def catalogue() -> str:
+    return json.dumps({"products": len(PRODUCTS), "stock": sum(p["stock"] for p in PRODUCTS)})
+
+
+@mcp.tool(
+    name="restock",
+    title="Restock a product",
+    description="Add units to a product's stock (by SKU, e.g. FUR-7919). Open product tables update at once.",
+)
+async def restock(
+    sku: Annotated[str, Field(description="The product's SKU")],
+    quantity: Annotated[int, Field(ge=1, le=10_000, description="Units to add")],
+    ctx: Context,
+) -> CallToolResult:
+    product = next((p for p in PRODUCTS if p["sku"] == sku.strip().upper()), None)
+    if product is None:
+        return result(f"No product has SKU {sku!r}", error=True)
+    product["stock"] += quantity
+    # Heard by the host on this server's subscriptions/listen stream, and passed on to the views that follow it.
+    await ctx.notify_resource_updated(CATALOGUE_URI)
+    return result(f"{product['name']} ({product['sku']}): stock is now {product['stock']}",
+                  {"sku": product["sku"], "stock": product["stock"]})
 
 
 def main() -> None:

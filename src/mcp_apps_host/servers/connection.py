@@ -31,7 +31,14 @@ from ..config.servers import ServerSpec
 from ..errors import ServerUnavailable, SignInRequired, TemplateError
 from ..settings import Limits
 from ..telemetry import metrics
-from ..values.protocol import APP_MIME_TYPE, EXTENSION_ID, ResourceListing
+from ..values.protocol import (
+    APP_MIME_TYPE,
+    EXTENSION_ID,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE,
+    SUBSCRIPTIONS_LISTEN,
+    ResourceListing,
+)
 from ..values.templates import Template
 from ..values.tools import ToolEntry
 from ..version import __version__
@@ -39,7 +46,7 @@ from .catalog import dump, list_tools, read_templates
 from .changes import Changes, change_of
 from .clientside import ServerAsks, client_callbacks
 from .health import health_check, is_modern, set_log_level
-from .listen import ChangeFeed
+from .listen import METHOD_NOT_FOUND, ChangeFeed
 from .loglimit import LogBudget
 from .oauth import (
     ASK_PERSON,
@@ -52,6 +59,7 @@ from .oauth import (
     www_authenticate,
 )
 from .transport import CONNECTION_CLOSED, StderrCapture, describe_failure, open_transport
+from .watching import ResourceWatchers, Updated
 
 log = logging.getLogger("mcp_apps_host.servers")
 
@@ -116,6 +124,8 @@ class ServerConnection:
         self._waiters: set[asyncio.Future[None]] = set()  # calls waiting for the person to sign in
         self._auth_error: SignInRequired | None = None  # why the latest sign-in failed, until it is told
         self._elicitations: dict[str, asyncio.Event] = {}  # URL elicitations the server may say are complete
+        self._watchers = ResourceWatchers()  # the resources views subscribed to
+        self._unfollowing: set[asyncio.Task[None]] = set()  # unsubscribes under way (held: the loop only refs weakly)
         self._calls = 0  # tool calls in flight: a server taken out of the registry lets them finish
         self._idle = asyncio.Event()
         self._idle.set()
@@ -241,6 +251,7 @@ class ServerConnection:
                     await set_log_level(client, self._log_level, self.name)
                     await self._load_catalog(client)
                     await self._load_templates(client, None)
+                    await self._follow_again(client)
                     scope.deadline = float("inf")
                     self._startup = None
                     self.error = None
@@ -249,7 +260,7 @@ class ServerConnection:
                     self._set(ServerStatus.READY)
                     async with anyio.create_task_group() as group:
                         if is_modern(client):
-                            group.start_soon(self._feed.run, client, self._template_uris)
+                            group.start_soon(self._feed.run, client, self._followed_uris)
                         await self._serve(client)
                         group.cancel_scope.cancel()
             finally:
@@ -326,6 +337,10 @@ class ServerConnection:
 
     def _template_uris(self) -> list[str]:
         return sorted({t.resource_uri for t in self.tools.values() if t.resource_uri})
+
+    def _followed_uris(self) -> list[str]:
+        """What a 2026-07-28 server's change stream asks updates of: the templates in use and what views follow."""
+        return sorted({*self._template_uris(), *self._watchers.uris()})
 
     async def _load_catalog(self, client: Client) -> None:
         tools = await list_tools(client, self.name)
@@ -504,6 +519,67 @@ class ServerConnection:
         except MCPError as exc:
             self._request_failed(exc, method)
 
+    # ---- resources views follow ----------------------------------------------------------
+
+    async def watch_resource(self, uri: str, updated: Updated) -> None:
+        """Call ``updated`` each time the server says ``uri`` was updated (a view's `resources/subscribe`).
+        Raises, following nothing, when the server cannot send updates."""
+        if self._watchers.add(uri, updated):
+            try:
+                await self._follow(uri, True)
+            except BaseException:
+                self._watchers.remove(uri, updated)
+                raise
+
+    def unwatch_resource(self, uri: str, updated: Updated) -> None:
+        """Stop calling ``updated`` now; the server is told in the background when nobody follows ``uri``."""
+        if self._watchers.remove(uri, updated):
+            task = asyncio.get_running_loop().create_task(self._unfollow(uri))
+            self._unfollowing.add(task)
+            task.add_done_callback(self._unfollowing.discard)
+
+    async def _unfollow(self, uri: str) -> None:
+        try:
+            await self._follow(uri, False)
+        except (ServerUnavailable, SignInRequired, MCPError) as exc:  # it forgets at its next reconnect anyway
+            log.info("server %s: could not unsubscribe from %s: %s", self.name, uri, exc)
+
+    async def _follow(self, uri: str, on: bool) -> None:
+        client = await self._usable_client()
+        resources = client.server_capabilities.resources
+        if resources is None or not resources.subscribe:
+            raise MCPError(METHOD_NOT_FOUND, f"server {self.name!r} does not offer resource subscriptions")
+        if is_modern(client):  # one stream carries every update: open it again with the new set
+            if self._feed.scope is not None:
+                self._feed.scope.cancel()
+            if on:  # answered once the server acknowledged it: an update made after the answer is not missed
+                try:
+                    with anyio.fail_after(self.limits.server_connect_timeout):
+                        await self._feed.listening_for(uri)
+                except TimeoutError:
+                    raise MCPError(types.INTERNAL_ERROR,
+                                   f"server {self.name!r} did not acknowledge a {SUBSCRIPTIONS_LISTEN} stream for "
+                                   f"{uri} within {self.limits.server_connect_timeout:g} s") from None
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await (client.subscribe_resource(uri) if on else client.unsubscribe_resource(uri))
+        except MCPError as exc:
+            self._request_failed(exc, f"{RESOURCES_SUBSCRIBE if on else RESOURCES_UNSUBSCRIBE} {uri}")
+
+    async def _follow_again(self, client: Client) -> None:
+        """A server before 2026-07-28 forgets subscriptions with its connection: ask again for what views follow."""
+        if is_modern(client):
+            return
+        for uri in self._watchers.uris():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await client.subscribe_resource(uri)
+            except MCPError as exc:
+                log.info("server %s: could not subscribe again to %s: %s", self.name, uri, exc.message)
+
     def _fail(self, reason: str) -> None:
         self._failure = reason
         self._changes.wake.set()
@@ -528,6 +604,10 @@ class ServerConnection:
     # ---- changes the server reports ---------------------------------------------------
 
     def _changed(self, kind: str, uri: str | None) -> None:
+        if kind == "resource" and uri is not None:
+            self._watchers.updated(uri)
+            if uri not in self._template_uris():  # not a template: nothing of the host's own to read again
+                return
         self._changes.note(kind, uri)
 
     async def elicitation_done(self, elicitation_id: str, timeout: float) -> bool:
@@ -548,8 +628,8 @@ class ServerConnection:
             self._elicitations.setdefault(done.params.elicitation_id, asyncio.Event()).set()
         if isinstance(message, Exception):
             self._fail(f"transport error: {self._describe_failure(message)}")
-        elif (change := change_of(message)) is not None:
-            self._changed(*change)
+        elif (change := change_of(message)) is not None and not (self._client and is_modern(self._client)):
+            self._changed(*change)  # a 2026-07-28 server's changes are taken from its stream (`ChangeFeed`) alone
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         allowed, dropped = self._log_budget.take()

@@ -32,6 +32,8 @@ class ChangeFeed:
         self.limits = limits
         self._changed = changed
         self.scope: anyio.CancelScope | None = None  # the open stream: cancel it to listen afresh
+        self.listening: frozenset[str] = frozenset()  # the resource uris the open stream was acknowledged for
+        self._news = anyio.Event()  # set (and replaced) each time ``listening`` changes
 
     async def run(self, client: Client, uris: Callable[[], Sequence[str]]) -> None:
         delay = self.limits.reconnect_initial_delay
@@ -44,8 +46,10 @@ class ChangeFeed:
             first = False
             try:
                 with anyio.CancelScope() as self.scope:
+                    wanted = list(uris())
                     async with client.listen(tools_list_changed=True, resources_list_changed=True,
-                                             resource_subscriptions=list(uris())) as events:
+                                             resource_subscriptions=wanted) as events:
+                        self._now_listening(frozenset(wanted))
                         delay = self.limits.reconnect_initial_delay
                         async for event in events:
                             self._deliver(event)
@@ -64,6 +68,17 @@ class ChangeFeed:
                          exc or "no acknowledgement in time")
             finally:
                 self.scope = None
+                self._now_listening(frozenset())
+
+    async def listening_for(self, uri: str) -> None:
+        """Return once a stream that asked for updates of ``uri`` is acknowledged (the caller bounds the wait)."""
+        while uri not in self.listening:
+            await self._news.wait()
+
+    def _now_listening(self, uris: frozenset[str]) -> None:
+        self.listening = uris
+        self._news.set()
+        self._news = anyio.Event()
 
     def _deliver(self, event: ServerEvent) -> None:
         if isinstance(event, ToolsListChanged):

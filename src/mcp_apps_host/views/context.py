@@ -86,7 +86,8 @@ def host_capabilities(spec: ViewSpec) -> dict[str, Any]:
     return {
         "openLinks": {},
         "serverTools": {"listChanged": True},  # the host tells views when their server's tools change
-        "serverResources": {},
+        # subscribe: beyond the stable spec's fields, as MCP servers say it: a view may follow a resource.
+        "serverResources": {"subscribe": True},
         "logging": {},
         "message": supported_blocks(),
         "updateModelContext": supported_blocks(("structuredContent",)),

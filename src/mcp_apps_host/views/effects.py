@@ -52,6 +52,16 @@ class ProxyResourceList:
 
 
 @dataclass(frozen=True)
+class ProxyResourceSubscribe:
+    """Follow (``subscribe``) or stop following a resource of the view's own server: the server's
+    `notifications/resources/updated` for ``uri`` reach the view while it follows."""
+
+    request_id: RequestId
+    uri: str
+    subscribe: bool
+
+
+@dataclass(frozen=True)
 class CancelProxied:
     request_id: RequestId
 
@@ -204,6 +214,7 @@ Effect = (
     | ProxyToolCall
     | ProxyResourceRead
     | ProxyResourceList
+    | ProxyResourceSubscribe
     | CancelProxied
     | AskConsent
     | OpenLink

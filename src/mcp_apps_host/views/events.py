@@ -157,6 +157,13 @@ class ServerToolsChanged:
     spec: ViewSpec
 
 
+@dataclass(frozen=True)
+class ResourceUpdated:
+    """The view's server said a resource the view subscribed to was updated."""
+
+    uri: str
+
+
 Event = (
     FromView
     | SendResource
@@ -179,4 +186,5 @@ Event = (
     | ContainerMeasured
     | HostContextChanged
     | ServerToolsChanged
+    | ResourceUpdated
 )

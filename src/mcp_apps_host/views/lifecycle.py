@@ -67,6 +67,12 @@ class HostToView:
             return []
         return [PostToView(rpc.notification(M.TOOLS_LIST_CHANGED, {}))]
 
+    def resource_updated(self, uri: str) -> list[Effect]:
+        """A resource the view subscribed to changed: it reads it again when it wants."""
+        if self.state != ViewState.READY:
+            return []
+        return [PostToView(rpc.notification(M.RESOURCE_UPDATED, {"uri": uri}))]
+
     # ---- tool lifecycle (host → view) -----------------------------------------------------
 
     def _send(self, message: dict[str, Any]) -> list[Effect]:

@@ -30,6 +30,7 @@ from .effects import (
     PostToView,
     ProxyResourceList,
     ProxyResourceRead,
+    ProxyResourceSubscribe,
     ProxyToolCall,
     Sample,
 )
@@ -114,6 +115,16 @@ def resources_list(s: Session, req: Request) -> list[Effect]:
     method: ResourceListing = M.RESOURCES_LIST if req.method == M.RESOURCES_LIST else M.RESOURCES_TEMPLATES_LIST
     s.answer_later(req.id)
     return [ProxyResourceList(req.id, method, cursor)]
+
+
+def resources_subscribe(s: Session, req: Request) -> list[Effect]:
+    """`resources/subscribe` and `resources/unsubscribe`: follow a resource of the view's own server (its
+    updates reach this view only, while it lives), or stop."""
+    uri = req.params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        return s.reject(req, rpc.INVALID_PARAMS, f'{req.method} needs "uri" (string)')
+    s.answer_later(req.id)
+    return [ProxyResourceSubscribe(req.id, uri, req.method == M.RESOURCES_SUBSCRIBE)]
 
 
 def open_link(s: Session, req: Request) -> list[Effect]:
@@ -220,6 +231,8 @@ REQUEST_HANDLERS: dict[str, Handler] = {
     M.RESOURCES_READ: resources_read,
     M.RESOURCES_LIST: resources_list,
     M.RESOURCES_TEMPLATES_LIST: resources_list,
+    M.RESOURCES_SUBSCRIBE: resources_subscribe,
+    M.RESOURCES_UNSUBSCRIBE: resources_subscribe,
     M.OPEN_LINK: open_link,
     M.MESSAGE: message,
     M.UPDATE_MODEL_CONTEXT: update_model_context,

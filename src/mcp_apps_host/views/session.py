@@ -134,6 +134,8 @@ class ViewSession(HostToView, DisplayControl, Boot):
                 return self.host_context_changed(**changes)
             case ev.ServerToolsChanged(spec):
                 return self.server_tools_changed(spec)
+            case ev.ResourceUpdated(uri):
+                return self.resource_updated(uri)
             case _:
                 assert_never(event)
 

@@ -101,6 +101,7 @@ class ViewDriver:
     app_calls: dict[RequestId, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # its own tools
     traced: dict[RequestId, Span] = field(default_factory=dict)  # the view's requests not answered yet
     consent_spans: dict[RequestId, Span] = field(default_factory=dict)  # questions put to the person
+    following: set[str] = field(default_factory=set)  # resources of its server it subscribed to
 
     @property
     def handle(self) -> str:
@@ -206,6 +207,7 @@ class ViewDriver:
         for task in self.tasks.values():
             task.cancel()
         self.tasks.clear()
+        proxied.unfollow_all(self.ports.host, self.server, self.following, self._resource_updated)
         for waiting in self.app_calls.values():
             if not waiting.done():
                 waiting.set_exception(CallFailed("the view closed before its tool answered"))
@@ -261,6 +263,9 @@ class ViewDriver:
                 self._run(request_id, proxied.resource_read(ports.host, self.server, effect))
             case fx.ProxyResourceList(request_id):
                 self._run(request_id, proxied.resource_list(ports.host, self.server, effect))
+            case fx.ProxyResourceSubscribe(request_id):
+                self._run(request_id, proxied.follow(ports.host, self.server, effect, self.following,
+                                                     self._resource_updated))
             case fx.Sample(request_id):
                 self._run(request_id, proxied.sample(ports.host, ports.audit, self.server, handle, effect))
             case fx.SaveFiles(request_id):
@@ -318,6 +323,9 @@ class ViewDriver:
         span = self.traced.get(request_id)
         with trace.use_span(span, end_on_exit=False) if span is not None else nullcontext():
             self.tasks[request_id] = asyncio.get_running_loop().create_task(run())
+
+    def _resource_updated(self, uri: str) -> None:
+        self.drive(ev.ResourceUpdated(uri))
 
     def _progress(self, call: fx.ProxyToolCall) -> ProgressFn:
         async def forward(progress: float, total: float | None, message: str | None) -> None:

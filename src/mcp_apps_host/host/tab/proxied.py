@@ -5,12 +5,14 @@ driver and ends with the event that completes the view's request."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from mcp.shared.exceptions import MCPError
 
 from ...chat.sampling import create_message
-from ...errors import CallFailed
+from ...errors import CallFailed, ServerUnavailable
 from ...servers.connection import ProgressFn
+from ...servers.watching import Updated
 from ...values.protocol import RESOURCE_NOT_FOUND_CODES, SAMPLING_CREATE_MESSAGE
 from ...views import effects as fx
 from ...views import events as ev
@@ -66,6 +68,40 @@ async def resource_list(host: Host, server: str, listing: fx.ProxyResourceList) 
         why = f"{listing.method} on server {server!r} failed: {exc}"
         return ev.RequestCompleted(listing.request_id, error=(code, why))
     return ev.RequestCompleted(listing.request_id, result=result)
+
+
+async def follow(host: Host, server: str, change: fx.ProxyResourceSubscribe, following: set[str],
+                 updated: Updated) -> ev.RequestCompleted:
+    """Subscribe the view to a resource of its server (``updated`` hears each update), or unsubscribe it.
+    ``following`` is the view's own set of uris: a second subscribe to one uri changes nothing."""
+    uri = change.uri
+    if not change.subscribe:
+        if uri in following:
+            following.discard(uri)
+            host.servers.get(server).unwatch_resource(uri, updated)
+        return ev.RequestCompleted(change.request_id, result={})
+    if uri in following:
+        return ev.RequestCompleted(change.request_id, result={})
+    following.add(uri)
+    try:
+        await host.servers.get(server).watch_resource(uri, updated)
+    except asyncio.CancelledError:
+        following.discard(uri)
+        raise
+    except Exception as exc:  # the view hears why
+        following.discard(uri)
+        code = exc.code if isinstance(exc, MCPError) else INTERNAL_ERROR
+        return ev.RequestCompleted(change.request_id, error=(code, f"resources/subscribe {uri} on server "
+                                                                   f"{server!r} failed: {exc}"))
+    return ev.RequestCompleted(change.request_id, result={})
+
+
+def unfollow_all(host: Host, server: str, following: set[str], updated: Updated) -> None:
+    """The view is gone: it follows nothing any more."""
+    for uri in sorted(following):
+        with contextlib.suppress(ServerUnavailable):  # the server itself was removed: nothing to tell it
+            host.servers.get(server).unwatch_resource(uri, updated)
+    following.clear()
 
 
 async def sample(host: Host, audit: Auditor, server: str, view: str, sample: fx.Sample) -> ev.RequestCompleted:
