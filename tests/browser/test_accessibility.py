@@ -285,3 +285,12 @@ def test_reduced_motion_and_contrast_reach_the_page_and_the_views_context(
     context = json.loads(shown.text_content() or "")
     assert context["mcp-apps-host/accessibility"] == {
         "prefersReducedMotion": True, "prefersContrast": "more", "forcedColors": False}, context
+
+    # Changed while the page is open (a system setting): the open view is told, without a reload.
+    page.emulate_media(reduced_motion="no-preference", contrast="no-preference", forced_colors="active")
+    expect(shown).to_contain_text('"forcedColors": true', timeout=15_000)
+    context = json.loads(shown.text_content() or "")
+    assert context["mcp-apps-host/accessibility"] == {
+        "prefersReducedMotion": False, "prefersContrast": "no-preference", "forcedColors": True}, context
+    # The view itself heard it (its bridge reports each host-context-changed).
+    expect(view_frame(view).locator('[data-check="context"]').last).to_contain_text('"forcedColors":true')

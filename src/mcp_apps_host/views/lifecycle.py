@@ -15,7 +15,7 @@ from ..settings import Limits
 from ..values import protocol as M
 from . import jsonrpc as rpc
 from .apptools import AppToolClient
-from .context import HostEnvironment, ViewSpec
+from .context import ACCESSIBILITY_KEY, HostEnvironment, ViewSpec
 from .effects import Effect, PostToView, ViewState
 from .jsonrpc import RequestId
 from .states import ToolPhase, ToolStep, tool_step
@@ -111,7 +111,9 @@ class HostToView:
         for key, ctx_key in (("theme", "theme"), ("styles", "styles"), ("locale", "locale"), ("time_zone", "timeZone"),
                              ("platform", "platform"), ("touch", "deviceCapabilities"),
                              ("hover", "deviceCapabilities"), ("max_width", "containerDimensions"),
-                             ("container_width", "containerDimensions"), ("container_height", "containerDimensions")):
+                             ("container_width", "containerDimensions"), ("container_height", "containerDimensions"),
+                             ("reduced_motion", ACCESSIBILITY_KEY), ("contrast", ACCESSIBILITY_KEY),
+                             ("forced_colors", ACCESSIBILITY_KEY)):
             if key in changes:
                 partial[ctx_key] = ctx[ctx_key]
         if not partial or self.state != ViewState.READY:

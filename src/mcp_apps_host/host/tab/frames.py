@@ -174,6 +174,15 @@ class Theme(Frame):
     theme: Literal["light", "dark"]
 
 
+class Preferences(Frame):
+    """The person's display preferences changed while the page was open (CSS media features)."""
+
+    type: Literal["preferences"]
+    reduced_motion: bool
+    contrast: Literal["no-preference", "more", "less", "custom"]
+    forced_colors: bool
+
+
 class ConsentReply(Frame):
     """The answer to a `consent` dialog; `remember` when "always allow" was ticked."""
 
@@ -262,8 +271,8 @@ class SignOut(Frame):
 
 PageFrame = (Hello | Chat | Call | Stop | Cancel | Intent | SignInDecline | SignOut
              | ViewMessage | ViewDisplayModeRequest | ViewContainer | ViewVisible
-             | ViewPin | ViewClose | ViewHostContext
-             | InspectorOpen | InspectorClose | Theme | ConsentReply | TrustReply | AppToolCall | ElicitReply
+             | ViewPin | ViewClose | ViewHostContext | InspectorOpen | InspectorClose | Theme | Preferences
+             | ConsentReply | TrustReply | AppToolCall | ElicitReply
              | ConversationNew | ConversationOpen | ConversationRename | ConversationDelete)
 _PAGE_FRAMES: TypeAdapter[PageFrame] = TypeAdapter(Annotated[PageFrame, Field(discriminator="type")])
 

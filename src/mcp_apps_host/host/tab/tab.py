@@ -102,6 +102,7 @@ class Tab:
             f.InspectorOpen: lambda fr: self.inspector.open(fr.view),
             f.InspectorClose: lambda fr: self.inspector.close(fr.view),
             f.Theme: self._theme,
+            f.Preferences: self._preferences,
             f.ConsentReply: lambda fr: consents.reply(fr.id, fr.allow, fr.remember),
             f.TrustReply: lambda fr: mounting.answer(fr.call_id, fr.accept),
             f.AppToolCall: lambda fr: self.offered.from_page(fr.view, fr.tool, fr.arguments),
@@ -171,6 +172,12 @@ class Tab:
         self.env.theme = frame.theme
         self._send_theme()
         self.services.views.context_changed(theme=self.env.theme, styles=self.env.styles)
+
+    def _preferences(self, frame: f.Preferences) -> None:
+        env = self.env
+        env.reduced_motion, env.contrast, env.forced_colors = frame.reduced_motion, frame.contrast, frame.forced_colors
+        self.services.views.context_changed(reduced_motion=env.reduced_motion, contrast=env.contrast,
+                                            forced_colors=env.forced_colors)
 
     def _view_host_context(self, frame: f.ViewHostContext) -> None:
         fields = (("theme", frame.theme), ("locale", frame.locale), ("time_zone", frame.time_zone),

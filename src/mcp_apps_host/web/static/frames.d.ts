@@ -160,6 +160,14 @@ export interface ThemeFrame {
   theme: "light" | "dark";
 }
 
+/** The person's display preferences changed while the page was open (CSS media features). */
+export interface PreferencesFrame {
+  type: "preferences";
+  reducedMotion: boolean;
+  contrast: "no-preference" | "more" | "less" | "custom";
+  forcedColors: boolean;
+}
+
 /** The answer to a `consent` dialog; `remember` when "always allow" was ticked. */
 export interface ConsentReplyFrame {
   type: "consent-reply";
@@ -620,6 +628,7 @@ export type PageFrame =
   | InspectorOpenFrame
   | InspectorCloseFrame
   | ThemeFrame
+  | PreferencesFrame
   | ConsentReplyFrame
   | TrustReplyFrame
   | AppToolCallFrame

@@ -37,8 +37,20 @@ function hello() {
     touch: matchMedia("(pointer: coarse)").matches,
     hover: matchMedia("(hover: hover)").matches,
     viewportWidth: window.innerWidth,
+    ...preferences(),
+  };
+}
+
+/**
+ * The person's display preferences, for the views' host context.
+ * @returns {Omit<import("./frames").PreferencesFrame, "type">}
+ */
+function preferences() {
+  /** @type {import("./frames").PreferencesFrame["contrast"][]} */
+  const contrasts = ["more", "less", "custom"];
+  return {
     reducedMotion: matchMedia("(prefers-reduced-motion: reduce)").matches,
-    contrast: /** @type {const} */ (["more", "less", "custom"]).find((c) => matchMedia(`(prefers-contrast: ${c})`).matches) ?? "no-preference",
+    contrast: contrasts.find((c) => matchMedia(`(prefers-contrast: ${c})`).matches) ?? "no-preference",
     forcedColors: matchMedia("(forced-colors: active)").matches,
   };
 }
@@ -69,6 +81,11 @@ const socket = new HostSocket(wsUrl, { onOpen: hello, onStatus });
 const send = (obj) => socket.send(obj);
 
 initThemeToggle((theme) => send({ type: "theme", theme }));
+// A preference changed while the page is open (a system setting): the open views hear it.
+for (const query of ["(prefers-reduced-motion: reduce)", "(forced-colors: active)",
+  ...["more", "less", "custom"].map((c) => `(prefers-contrast: ${c})`)]) {
+  matchMedia(query).addEventListener("change", () => send({ type: "preferences", ...preferences() }));
+}
 initForm(send);
 initChat(send);
 initChatBox();
