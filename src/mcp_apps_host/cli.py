@@ -37,7 +37,7 @@ from .telemetry.logs import LOG_FORMATS, LogFormat
 from .version import __version__
 from .web.access import Access, is_loopback
 from .web.app import HostOrSandbox, console_gate, host_app, host_lifespan
-from .web.stopping import ignore_late_stops
+from .web.stopping import ignore_late_stops, leave_hangups_to_the_supervisor
 
 log = logging.getLogger("mcp_apps_host")
 WORKER_ENV = "MCP_APPS_HOST_WORKER"  # how a worker process learns the console it is part of
@@ -305,6 +305,7 @@ def worker_app() -> HostOrSandbox:
     spec = json.loads(os.environ[WORKER_ENV])
     args = _parser().parse_args(spec["argv"])
     _logging(args.log_level, args.log_format)
+    leave_hangups_to_the_supervisor()
     exposition.worker_exits()
     config = replace(config_from_args(args), secret_key=spec["secret"])
     return _build(_console(args, config, spec["token"]))[1]

@@ -41,6 +41,14 @@ def ignore_late_stops() -> None:
         signal.signal(signal.SIGTERM, _after_the_stop)
 
 
+def leave_hangups_to_the_supervisor() -> None:
+    """In a worker of `--workers N`: SIGHUP is the supervisor's (it replaces the workers one at a time). A
+    hangup sent to the whole process group, as a closed terminal sends it, would otherwise kill every worker
+    at once, dropping what they were doing. Main thread only (elsewhere nothing)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
 def _after_the_stop(sig: int, _frame: FrameType | None) -> None:
     if _stop_begun.is_set():
         return
