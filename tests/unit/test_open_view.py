@@ -10,6 +10,7 @@ from mcp_apps_host.views.effects import OpenView
 from mcp_apps_host.views.theme import host_styles
 
 OPEN_VIEW = "mcp-apps-host/open-view"
+LATER_RESULTS = "mcp-apps-host/later-results"
 TOOL = tool_entry("srv", {"name": "show", "inputSchema": {"type": "object"},
                           "_meta": {"ui": {"resourceUri": "ui://srv/show.html"}}})
 
@@ -24,7 +25,7 @@ def ready(**fields) -> vs.ViewSession:
     [init] = [e.message for e in s.receive({"jsonrpc": "2.0", "id": 0, "method": "ui/initialize", "params": {
         "appInfo": {"name": "t", "version": "1"}, "appCapabilities": {}, "protocolVersion": "2026-01-26"}})
         if isinstance(e, vs.PostToView)]
-    assert init["result"]["hostCapabilities"]["experimental"] == {OPEN_VIEW: {}}  # advertised
+    assert init["result"]["hostCapabilities"]["experimental"] == {OPEN_VIEW: {}, LATER_RESULTS: {}}  # advertised
     s.receive({"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
     return s
 

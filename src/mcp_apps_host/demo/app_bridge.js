@@ -2,6 +2,7 @@
 // Usage: mcpApp.onToolResult(cb); ...; mcpApp.connect({ name: "my-view", version: "1.0.0" });
 // A view may offer tools of its own: mcpApp.registerTool(name, {description, inputSchema}, handler)
 // before connect (the host then lists them with tools/list and calls them with tools/call).
+// connect({..., experimental: {"mcp-apps-host/later-results": {}}}) declares experimental capabilities.
 (function () {
   "use strict";
 
@@ -164,6 +165,7 @@
       if (info) appInfo = { name: info.name, version: info.version };
       const capabilities = { availableDisplayModes: ["inline"] };
       if (ownTools.size) capabilities.tools = { listChanged: true };
+      if (info && info.experimental && typeof info.experimental === "object") capabilities.experimental = info.experimental;
       connecting = request("ui/initialize", {
         appInfo: appInfo,
         appCapabilities: capabilities,

@@ -42,6 +42,9 @@ class CallRecord:
     view_error: str | None = None  # why the call's view could not be shown
     instance: str | None = None  # the view instance's id: its kept state and height are found by it
     view_pending: bool = False  # its view is not known yet: another tab draws the call only once it is
+    # The instance of the open view this call's input and result were given to (`mcp-apps-host/later-results`):
+    # such a call has no view of its own.
+    delivered_to: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know, kept as they were
 
     def ended(self, status: CallStatus, result: dict[str, Any] | None, error: str | None, duration_ms: int) -> None:
@@ -65,7 +68,7 @@ class CallRecord:
                                 "source": self.source, "status": self.status}
         optional = {"definition": self.definition, "appToolOf": self.app_tool_of, "result": self.result,
                     "error": self.error, "durationMs": self.duration_ms, "viewError": self.view_error,
-                    "instance": self.instance,
+                    "instance": self.instance, "deliveredTo": self.delivered_to,
                     "view": {"sha256": self.view.sha256, "uri": self.view.uri} if self.view else None}
         data.update({k: v for k, v in optional.items() if v is not None})
         if self.view_pending:
@@ -80,7 +83,7 @@ class CallRecord:
         status = data.get("status")
         source = data.get("source")
         known = {"server", "tool", "arguments", "source", "status", "definition", "appToolOf", "result", "error",
-                 "durationMs", "view", "viewError", "instance", "viewPending"}
+                 "durationMs", "view", "viewError", "instance", "viewPending", "deliveredTo"}
         return cls(
             server=_str(data.get("server")), tool=_str(data.get("tool")),
             arguments=_dict(data.get("arguments")) or {},
@@ -92,7 +95,7 @@ class CallRecord:
             view=ViewRef(view["sha256"], str(view.get("uri", ""))) if isinstance(view, dict)
             and isinstance(view.get("sha256"), str) else None,
             view_error=_str(data.get("viewError")), instance=_str(data.get("instance")),
-            view_pending=data.get("viewPending") is True,
+            view_pending=data.get("viewPending") is True, delivered_to=_str(data.get("deliveredTo")),
             extra={k: v for k, v in data.items() if k not in known})
 
 

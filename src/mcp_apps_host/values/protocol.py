@@ -46,6 +46,10 @@ SAMPLING_CREATE_MESSAGE: Final = "sampling/createMessage"  # also server → hos
 # Not in the MCP Apps spec: this host's own request, a view asking to open another view of its server
 # (advertised under hostCapabilities.experimental).
 OPEN_VIEW: Final = "mcp-apps-host/open-view"
+# Not in the MCP Apps spec either: a capability both sides declare under `experimental` (no method of
+# its own). A view that declares it is given a later call of its tool, as tool-input and tool-result
+# again, instead of a new view being mounted for that call.
+LATER_RESULTS: Final = "mcp-apps-host/later-results"
 
 # ---- view → host notifications -------------------------------------------------------------
 INITIALIZED: Final = "ui/notifications/initialized"

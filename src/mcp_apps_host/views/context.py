@@ -9,7 +9,7 @@ from typing import Any
 
 from ..config.serverpolicy import ViewRules
 from ..settings import Limits
-from ..values.protocol import DISPLAY_MODES, MODALITY_OF_BLOCK, OPEN_VIEW
+from ..values.protocol import DISPLAY_MODES, LATER_RESULTS, MODALITY_OF_BLOCK, OPEN_VIEW
 from ..values.tools import ToolEntry
 from ..version import __version__
 from .jsonrpc import RequestId
@@ -93,8 +93,9 @@ def host_capabilities(spec: ViewSpec) -> dict[str, Any]:
         "updateModelContext": supported_blocks(("structuredContent",)),
         "downloadFile": {},
         **({"sampling": {}} if spec.sampling_enabled else {}),
-        # Beyond the spec: a view may ask to open another view of its server (with the person's consent).
-        "experimental": {OPEN_VIEW: {}},
+        # Beyond the spec: a view may ask to open another view of its server (with the person's consent),
+        # and a view that declares LATER_RESULTS too is given later calls of its tool instead of a new view.
+        "experimental": {OPEN_VIEW: {}, LATER_RESULTS: {}},
         "sandbox": sandbox,
     }
 

@@ -57,6 +57,15 @@ class ToolCancelled:
     reason: str
 
 
+@dataclass(frozen=True)
+class LaterResult:
+    """A later call of the view's tool, given to this view (`mcp-apps-host/later-results`): its input and
+    result are sent again, after the view's own call has ended."""
+
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+
+
 # ---- what the host did for the view's requests -----------------------------------------------------
 
 
@@ -172,6 +181,7 @@ Event = (
     | ToolInput
     | ToolResult
     | ToolCancelled
+    | LaterResult
     | RequestCompleted
     | Progress
     | ConsentAnswered

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import CallFailed
+from ..errors import CallFailed, IllegalTransition
 from ..settings import Limits
 from ..values import protocol as M
 from . import jsonrpc as rpc
@@ -28,6 +28,7 @@ class HostToView:
     state: ViewState
     app_tools: AppToolClient
     _queue: list[dict[str, Any]]
+    app_capabilities: dict[str, Any]
     tool_phase: ToolPhase
     # What the view was given, so that it can be rendered again the same way (`serve --watch`).
     last_input: dict[str, Any] | None
@@ -101,6 +102,24 @@ class HostToView:
         self.tool_phase = tool_step(self.tool_phase, ToolStep.CANCELLED)
         self.last_cancelled = reason
         return self._send(rpc.notification(M.TOOL_CANCELLED, {"reason": reason}))
+
+    # ---- mcp-apps-host/later-results (beyond the spec) -------------------------------------------
+
+    def takes_later_results(self) -> bool:
+        """The view declared `mcp-apps-host/later-results`, is up, and its own call has ended: a later call
+        of its tool may be given to it instead of mounting another view."""
+        experimental = self.app_capabilities.get("experimental")
+        return (self.state == ViewState.READY and self.tool_phase == ToolPhase.ENDED
+                and isinstance(experimental, dict) and isinstance(experimental.get(M.LATER_RESULTS), dict))
+
+    def later_result(self, arguments: dict[str, Any], result: dict[str, Any]) -> list[Effect]:
+        """A later call's input and result, in the spec's order for one call: tool-input, then tool-result."""
+        if not self.takes_later_results():
+            raise IllegalTransition(f"a later call's result cannot be given to a view that is {self.state}, "
+                                    f"whose call is {self.tool_phase}, or that did not declare {M.LATER_RESULTS}")
+        self.last_input, self.last_result, self.last_cancelled = arguments, result, None
+        return [PostToView(rpc.notification(M.TOOL_INPUT, {"arguments": arguments})),
+                PostToView(rpc.notification(M.TOOL_RESULT, result))]
 
     def host_context_changed(self, **changes: Any) -> list[Effect]:
         """Apply changes to the environment and tell the view (partial context; whole `styles`)."""

@@ -106,6 +106,8 @@ class ViewSession(HostToView, DisplayControl, Boot):
                 return self.tool_result(result)
             case ev.ToolCancelled(reason):
                 return self.tool_cancelled(reason)
+            case ev.LaterResult(arguments, result):
+                return self.later_result(arguments, result)
             case ev.RequestCompleted(request_id, result, error):
                 return self.complete_request(request_id, result, error)
             case ev.Progress(token, progress, total, message):

@@ -1,5 +1,6 @@
 """The person's tool calls (`/call` or the tool picker): the call and its view start together, the
-view is given the call's input and result, and the card can cancel it."""
+view is given the call's input and result, and the card can cancel it. A view of the tool already open
+that takes later calls (`later.py`) is given the result instead, and no view is mounted."""
 
 from __future__ import annotations
 
@@ -13,18 +14,21 @@ from ...values.tools import ToolEntry
 from ...views import events as ev
 from .driver import ViewDriver
 from .journal import ConversationLog
+from .later import LaterResults
 from .mounting import Mounting
 from .page import Page
 from .runner import CallRunner
 
 
 class Calls:
-    def __init__(self, runner: CallRunner, page: Page, log: ConversationLog, mounting: Mounting) -> None:
+    def __init__(self, runner: CallRunner, page: Page, log: ConversationLog, mounting: Mounting,
+                 later: LaterResults) -> None:
         self.runner = runner
         self.host = runner.host
         self.page = page
         self.log = log
         self.mounting = mounting
+        self.later = later
         self.running: dict[int, asyncio.Task[None]] = {}  # the person's calls, cancellable from their card
         self._before_signin: set[asyncio.Task[None]] = set()  # calls that wait for the person to sign in first
 
@@ -92,6 +96,8 @@ class Calls:
         # The call may end before its view is known: another tab draws the call only once it is.
         record = CallRecord(entry.server, entry.name, arguments, "person", definition=entry.definition,
                             view_pending=bool(entry.resource_uri))
+        # A view of this tool open that takes later calls: the result goes there once the call ends.
+        later = self.later.target(entry) is not None
         # The call and the view start together: the template is normally cached, and a view
         # held back for the person's review must not hold back the call.
         key = self.log.keep_call(record)
@@ -99,7 +105,7 @@ class Calls:
                                             record=record, key=key))
         view: ViewDriver | None = None
         try:
-            if entry.resource_uri:
+            if entry.resource_uri and not later:
                 try:
                     view = await self.mounting.mount(call_id, entry, record)
                 finally:
@@ -112,6 +118,8 @@ class Calls:
             except CallFailed as exc:
                 result = error_result(str(exc))
         except asyncio.CancelledError:
+            if later:
+                self.later.ended_without_result(record, key)
             call.cancel()
             await asyncio.gather(call, return_exceptions=True)
             if view is not None:
@@ -119,7 +127,9 @@ class Calls:
             raise
         finally:
             self.running.pop(call_id, None)
-        if view is not None:
+        if later:
+            await self.later.finish(call_id, entry, record, key, arguments, result)
+        elif view is not None:
             view.drive(ev.ToolResult(result))
 
     def cancel(self, call_id: int) -> None:

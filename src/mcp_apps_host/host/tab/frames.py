@@ -413,6 +413,15 @@ class CallFailed(Frame):
     cancelled: bool
 
 
+class CallDelivered(Frame):
+    """The call's input and result went to the view already open, `view` (`mcp-apps-host/later-results`), not
+    to a view of its own: the card says so."""
+
+    type: Literal["call-delivered"] = "call-delivered"
+    call_id: int
+    view: str
+
+
 class ViewMount(Frame):
     """Draw a view's container under that call and its proxy iframe at `proxyUrl` (null when the template
     could not be loaded: a container without a frame, and a `view-state` error follows). With `replaces`,
@@ -693,9 +702,9 @@ class Conversations(Frame):
 
 
 HostFrame = (Welcome | Reconnect | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta
-             | AssistantDone | CallStarted | CallProgress | CallFinished | CallFailed | ViewMount | ViewPrestart
-             | ViewAdopt | ViewPost | ViewStateFrame | ViewSize | ViewLog | ViewRemove | ViewParked | ViewPinned
-             | ViewContext | ViewTools | ViewDisplayMode | InspectorRecords | InspectorContext | Consent
+             | AssistantDone | CallStarted | CallProgress | CallFinished | CallFailed | CallDelivered | ViewMount
+             | ViewPrestart | ViewAdopt | ViewPost | ViewStateFrame | ViewSize | ViewLog | ViewRemove | ViewParked
+             | ViewPinned | ViewContext | ViewTools | ViewDisplayMode | InspectorRecords | InspectorContext | Consent
              | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit | ElicitInvalid | ElicitDismiss | HostTheme
              | ConversationReset | Conversations)
 

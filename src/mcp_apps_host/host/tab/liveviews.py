@@ -105,6 +105,7 @@ class LiveViews:
             self.discard(view, "booted for another server")
             return None
         view.call_id, view.instance, view.trust = call_id, instance, trust
+        self.live[view.handle] = self.live.pop(view.handle)  # in the order views were given calls (`later.py`)
         self.lazy.mounted(view)
         self.page.send(f.ViewAdopt(view=view.handle, call_id=call_id, server=entry.server, tool=entry.name,
                                    trust=trust))

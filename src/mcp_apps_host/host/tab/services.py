@@ -10,6 +10,7 @@ from .audit import Auditor
 from .calls import Calls
 from .consents import Consents
 from .journal import ConversationLog
+from .later import LaterResults
 from .liveviews import LiveViews
 from .mounting import Mounting
 from .page import Page
@@ -28,3 +29,4 @@ class TabServices:
     runner: CallRunner  # every call's card, record and audit trail
     calls: Calls  # the person's calls
     asks: TabAsks  # what servers ask the person in this tab
+    later: LaterResults  # later calls of a tool, to its view already open

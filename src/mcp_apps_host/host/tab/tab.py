@@ -39,6 +39,7 @@ from .driver import ViewDriver
 from .heights import ViewHeights
 from .inspector import Inspector
 from .journal import ConversationLog
+from .later import LaterResults
 from .liveviews import LiveViews
 from .mounting import Mounting
 from .offered import OfferedTools
@@ -70,8 +71,10 @@ class Tab:
         runner = CallRunner(host, page, conversation, audit, asks)
         views = LiveViews(host, self.env, page, audit, consents, tools=runner, news=self)
         mounting = Mounting(host, page, views, audit, conversation)
-        calls = Calls(runner, page, conversation, mounting)
-        self.services = TabServices(host, page, conversation, audit, consents, views, mounting, runner, calls, asks)
+        later = LaterResults(views, mounting, page, conversation)
+        calls = Calls(runner, page, conversation, mounting, later)
+        self.services = TabServices(host, page, conversation, audit, consents, views, mounting, runner, calls, asks,
+                                    later)
         if host.asks is not None:
             host.asks.attach(asks)
         self.offered = OfferedTools(self.services)

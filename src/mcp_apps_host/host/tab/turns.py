@@ -41,6 +41,7 @@ class _ModelCall:
     view: ViewDriver | None = None
     mounting: asyncio.Task[ViewDriver | None] | None = None
     input_sent: bool = False
+    later: bool = False  # a view of the tool is open that takes later calls: the result goes there, none is mounted
     waiting: list[Callable[[ViewDriver], None]] = field(default_factory=list)  # view updates before it is mounted
 
     def to_view(self, update: Callable[[ViewDriver], None]) -> None:
@@ -196,7 +197,8 @@ class Turns:
                                                      entry.name if entry else event.name, {}, "model",
                                                      definition=entry.definition if entry else None))
         self._calls[event.call_id] = call
-        if entry is not None and entry.resource_uri:
+        call.later = entry is not None and tab.later.target(entry) is not None
+        if entry is not None and entry.resource_uri and not call.later:
             # Mount at once: the template is cached, so the view is up while the arguments stream.
             call.mounting = asyncio.create_task(tab.mounting.mount(call_id, entry, call.record))
 
@@ -239,15 +241,23 @@ class Turns:
                 metrics.tool_call(server, tool, "model", "refused" if decision == "deny" else "declined")
                 return self._not_run(call, server, tool, arguments,
                                      reason if decision == "deny" else "the person declined")
+        key = None
+        if call.later:  # kept here, so that the view it goes to is kept with it once the call has ended
+            call.record.view_pending = True
+            key = tab.log.keep_call(call.record)
         try:
-            result = await tab.runner.run(call.call_id, server, tool, arguments, "model", record=call.record)
+            result = await tab.runner.run(call.call_id, server, tool, arguments, "model", record=call.record, key=key)
         except CallFailed as exc:
             result = error_result(str(exc))
         except asyncio.CancelledError:
+            if call.later:
+                tab.later.ended_without_result(call.record, key)
             if call.view is not None:
                 _cancel(call.view, "stopped by the person")
             raise
-        if call.view is not None:
+        if call.later:
+            await tab.later.finish(call.call_id, entry, call.record, key, arguments, result)
+        elif call.view is not None:
             view = call.view
             if not call.input_sent:
                 view.drive(vev.ToolInput(arguments))

@@ -217,6 +217,26 @@ export function callFinished(msg) {
 }
 
 /**
+ * Host → page `call-delivered`: the call's input and result went to the view already open (its app takes
+ * later calls of its tool), not to a view of its own. The card names that view and says where to look.
+ * @param {import("./frames").CallDeliveredFrame} msg
+ */
+export function callDelivered(msg) {
+  const c = cards.get(msg.callId);
+  if (!c) return;
+  c.card.dataset.deliveredTo = String(msg.view);
+  c.views.replaceChildren(el("div", { class: "call-delivered", "data-testid": "call-delivered" }, "Shown in the open view above."));
+}
+
+/** A view was mounted again in another's place (a new template, or brought back into sight): cards that
+ * name the old one name the new one. */
+export function viewReplaced(oldHandle, newHandle) {
+  for (const c of cards.values()) {
+    if (c.card.dataset.deliveredTo === oldHandle) c.card.dataset.deliveredTo = newHandle;
+  }
+}
+
+/**
  * Host → page `call-failed`; also calls lost with the connection, which have no duration.
  * @param {Pick<import("./frames").CallFailedFrame, "callId" | "error" | "cancelled">
  *   & Partial<Pick<import("./frames").CallFailedFrame, "durationMs">>} msg

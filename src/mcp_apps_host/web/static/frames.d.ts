@@ -337,6 +337,16 @@ export interface CallFailedFrame {
 }
 
 /**
+ * The call's input and result went to the view already open, `view` (`mcp-apps-host/later-results`), not to a
+ * view of its own: the card says so.
+ */
+export interface CallDeliveredFrame {
+  type: "call-delivered";
+  callId: number;
+  view: string;
+}
+
+/**
  * Draw a view's container under that call and its proxy iframe at `proxyUrl` (null when the template could not
  * be loaded: a container without a frame, and a `view-state` error follows). With `replaces`, it takes that
  * view's place (whose frame is removed). With `parked`, only a placeholder, `height` px tall when given.
@@ -652,6 +662,7 @@ export type HostFrame =
   | CallProgressFrame
   | CallFinishedFrame
   | CallFailedFrame
+  | CallDeliveredFrame
   | ViewMountFrame
   | ViewPrestartFrame
   | ViewAdoptFrame

@@ -5,7 +5,7 @@ import { initThemeToggle, currentTheme, applyHostTheme } from "./theme.js";
 import { renderServers } from "./servers.js";
 import { initLauncher, launcherServers, launcherOpen } from "./launcher.js";
 import { initForm, pickerOpen, closePicker } from "./form.js";
-import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callsLost, resetConversation } from "./chat.js";
+import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callDelivered, callsLost, resetConversation } from "./chat.js";
 import { initPrestart, viewPrestart } from "./prestart.js";
 import { initIntent } from "./intent.js";
 import { initViews, viewMount, viewAdopt, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewParked, viewPinned, viewsLost, viewsReset } from "./views.js";
@@ -144,6 +144,7 @@ const routes = {
   "call-progress": callProgress,
   "call-finished": callFinished,
   "call-failed": callFailed,
+  "call-delivered": callDelivered,
   "view-mount": viewMount,
   "view-prestart": viewPrestart,
   "view-adopt": viewAdopt,

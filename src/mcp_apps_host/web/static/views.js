@@ -4,7 +4,7 @@
 // It never answers a view itself; the host does.
 
 import { el } from "./dom.js";
-import { callSlot } from "./chat.js";
+import { callSlot, viewReplaced } from "./chat.js";
 import { attachInspector, inspectorsReset } from "./inspector.js";
 import { initModes, modeControls, showModes, placeView, dropModes } from "./modes.js";
 import { initLazy, observeView, drawPlaceholder, parkView, lazyReset } from "./lazy.js";
@@ -159,6 +159,7 @@ export function viewMount(msg) {
     dropModes(old);
     old.container.replaceWith(container);
     record.forgetView(msg.replaces);
+    viewReplaced(msg.replaces, handle); // a card naming the old view (`call-delivered`) names this one
   } else if (msg.pinned === true) {
     pinnedSlot(handle).append(container); // a pinned view brought back: it has no card here
   } else {
