@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from mcp_apps_host.servers.watching import ResourceWatchers
 from tests.unit.tabdriver import Socket, app_for, open_tab, reply_to
 from tests.unit.test_failing_servers import call, ended, ready_view
 
@@ -85,3 +86,17 @@ async def test_only_the_view_that_subscribed_hears_its_resource_change(tmp_path,
             if r["method"] == "notifications/resources/updated"]
     assert sorted((r["view"], json.loads(r["payload"])["params"]["uri"]) for r in told) == sorted(
         [(follower, COUNTER), (bystander, OTHER), (bystander, COUNTER)]), told
+
+
+def test_one_follower_failing_does_not_keep_the_update_from_the_others() -> None:
+    watchers, heard = ResourceWatchers(), []
+
+    def broken(uri: str) -> None:
+        raise RuntimeError("a view that cannot take it")
+
+    assert watchers.add(COUNTER, broken) and not watchers.add(COUNTER, heard.append)
+    watchers.updated(COUNTER)  # raises nothing: the connection that calls it goes on
+    watchers.updated(OTHER)
+    assert heard == [COUNTER]
+    assert not watchers.remove(COUNTER, broken) and watchers.remove(COUNTER, heard.append)
+    assert watchers.uris() == []

@@ -562,9 +562,7 @@ class ServerConnection:
                                    f"{uri} within {self.limits.server_connect_timeout:g} s") from None
             return
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                await (client.subscribe_resource(uri) if on else client.unsubscribe_resource(uri))
+            await _subscribe_before_listen(client, uri, on)
         except MCPError as exc:
             self._request_failed(exc, f"{RESOURCES_SUBSCRIBE if on else RESOURCES_UNSUBSCRIBE} {uri}")
 
@@ -574,9 +572,7 @@ class ServerConnection:
             return
         for uri in self._watchers.uris():
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", MCPDeprecationWarning)
-                    await client.subscribe_resource(uri)
+                await _subscribe_before_listen(client, uri, True)
             except MCPError as exc:
                 log.info("server %s: could not subscribe again to %s: %s", self.name, uri, exc.message)
 
@@ -638,3 +634,10 @@ class ServerConnection:
                         self.name, dropped, self._log_budget.per_minute)
         if allowed:
             log.info("server %s [%s] %s", self.name, params.level, params.data)
+
+
+async def _subscribe_before_listen(client: Client, uri: str, on: bool) -> None:
+    """`resources/subscribe` (or unsubscribe) to a server before 2026-07-28, the era that has them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        await (client.subscribe_resource(uri) if on else client.unsubscribe_resource(uri))

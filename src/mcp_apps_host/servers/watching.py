@@ -6,7 +6,10 @@ to stop when the last one lets go; an update goes to the views that follow that 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+
+log = logging.getLogger("mcp_apps_host.servers")
 
 # Called with the uri the server said was updated.
 Updated = Callable[[str], None]
@@ -38,4 +41,7 @@ class ResourceWatchers:
 
     def updated(self, uri: str) -> None:
         for updated in list(self._by_uri.get(uri, ())):
-            updated(uri)
+            try:
+                updated(uri)
+            except Exception:  # one view's failure must not stop the server's connection or the other views
+                log.exception("a view following %s failed to take its update", uri)
