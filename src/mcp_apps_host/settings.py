@@ -20,6 +20,8 @@ class Limits:
     # ... or nested deeper than this (objects and arrays) is refused. At most 200: deeper frames
     # are cut at 256 levels before they are parsed (Python's parser stops near 1,000).
     max_view_message_depth: int = 100
+    # The JSON value a view may keep in the host per view instance and person (mcp-apps-host/state/set).
+    max_view_state_bytes: int = 64 * 1024
     # One WebSocket frame from the page larger than this closes nothing; the frame is dropped.
     max_ws_frame_bytes: int = 12 * 1024 * 1024
     # Size a view may ask for with ui/notifications/size-changed, in CSS pixels.

@@ -20,6 +20,7 @@ from mcp_apps_host.store.db import open_database
 from mcp_apps_host.store.pins import TemplatePins
 from mcp_apps_host.store.registry import ServerRegistry, StoredServer
 from mcp_apps_host.store.schema import metadata
+from mcp_apps_host.store.view_host_states import ViewHostStates, ViewStateTooLarge
 from mcp_apps_host.values.identity import Identity
 
 ALICE = Identity("alice", "acme")
@@ -140,3 +141,27 @@ def test_two_admins_adding_one_name_at_once_both_succeed_in_some_order(url: str)
     finally:
         for engine in engines:
             engine.dispose()
+
+
+def test_view_host_state_is_per_person_and_view_instance(engine: Engine):
+    states = ViewHostStates(engine, max_bytes=1024)
+    alice = states.bound(ALICE)
+    alice.set("view-1", {"count": 3, "items": ["a"]})
+    assert alice.get("view-1") == {"count": 3, "items": ["a"]}
+    assert ViewHostStates(engine, max_bytes=1024).bound(ALICE).get("view-1") == {"count": 3, "items": ["a"]}
+    assert states.bound(BOB).get("view-1") is None and states.bound(ALICE_ELSEWHERE).get("view-1") is None
+    assert alice.get("view-2") is None
+    states.bound(BOB).set("view-1", 7)
+    assert states.bound(BOB).get("view-1") == 7 and alice.get("view-1") == {"count": 3, "items": ["a"]}
+    alice.set("view-1", {"count": 4})
+    assert alice.get("view-1") == {"count": 4}
+    alice.set("view-1", None)
+    assert alice.get("view-1") is None and states.bound(BOB).get("view-1") == 7
+
+
+def test_a_view_state_over_the_limit_is_refused_and_the_old_one_kept(engine: Engine):
+    alice = ViewHostStates(engine, max_bytes=64).bound(ALICE)
+    alice.set("view-1", "small")
+    with pytest.raises(ViewStateTooLarge, match=r"larger than max_view_state_bytes \(64\)"):
+        alice.set("view-1", "x" * 100)
+    assert alice.get("view-1") == "small"

@@ -17,7 +17,7 @@ from mcp_apps_host.store.db import FIRST_REVISION, migrate, open_database
 from mcp_apps_host.store.schema import metadata
 from mcp_apps_host.values.identity import CONSOLE, Identity
 
-HEAD = "0007"
+HEAD = "0008"
 
 
 def test_migrations_build_exactly_the_declared_schema(tmp_path: Path):

@@ -78,6 +78,17 @@ view_pins = Table(
     Column("pinned_at", Float, nullable=False),
 )
 
+# The JSON value a view asked the host to keep (mcp-apps-host/state/set), per person and view instance:
+# a replay or remount of the same instance reads it back, nobody else and no other instance does.
+view_host_states = Table(
+    "view_host_states",
+    metadata,
+    *_owner(primary_key=True),
+    Column("instance", String(64), primary_key=True),
+    Column("state", JSON, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+
 # ---- policy state -------------------------------------------------------------------------------
 
 # The person's "always allow this tool from this server" answers.

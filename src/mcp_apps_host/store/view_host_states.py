@@ -1,0 +1,61 @@
+"""The JSON value a view asks the host to keep (mcp-apps-host/state/get and /set), per person and view
+instance: a replay or remount of the same instance reads it back; another person or instance never does."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.engine import Engine
+
+from ..values.identity import Identity
+from .owners import mine, owner_columns
+from .schema import view_host_states
+
+
+class ViewStateTooLarge(ValueError):
+    """The value is larger than the host keeps for one view (settings.Limits.max_view_state_bytes)."""
+
+
+class ViewHostStates:
+    """Synchronous repository; call it from a worker thread in async code."""
+
+    def __init__(self, engine: Engine, max_bytes: int) -> None:
+        self.engine = engine
+        self.max_bytes = max_bytes
+
+    def bound(self, identity: Identity) -> OwnViewHostStates:
+        return OwnViewHostStates(self.engine, identity, self.max_bytes)
+
+
+class OwnViewHostStates:
+    """One person's kept view states: nobody else's are read or written through it."""
+
+    def __init__(self, engine: Engine, identity: Identity, max_bytes: int) -> None:
+        self.engine = engine
+        self.identity = identity
+        self.max_bytes = max_bytes
+        self._mine = mine(view_host_states, identity)
+
+    def get(self, instance: str) -> Any:
+        """The value last set for this view instance, or None when there is none."""
+        with self.engine.connect() as db:
+            row = db.execute(select(view_host_states.c.state)
+                             .where(self._mine, view_host_states.c.instance == instance)).first()
+        return None if row is None else row.state
+
+    def set(self, instance: str, state: Any) -> None:
+        """Keep `state` (any JSON value; None forgets it). Refused, naming the limit, when too large."""
+        if not instance or len(instance) > 64:
+            raise ValueError("view state needs the view's instance id (at most 64 characters)")
+        size = len(json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode())
+        if size > self.max_bytes:
+            raise ViewStateTooLarge(
+                f"view state of {size} bytes is larger than max_view_state_bytes ({self.max_bytes})")
+        with self.engine.begin() as db:
+            db.execute(delete(view_host_states).where(self._mine, view_host_states.c.instance == instance))
+            if state is not None:
+                db.execute(insert(view_host_states).values(instance=instance, state=state, updated=time.time(),
+                                                           **owner_columns(self.identity)))
