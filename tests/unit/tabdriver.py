@@ -18,7 +18,7 @@ from starlette.websockets import WebSocketDisconnect
 from mcp_apps_host import create_app
 from mcp_apps_host.config.host import HostConfig
 from mcp_apps_host.settings import Limits
-from mcp_apps_host.values.identity import CONSOLE
+from mcp_apps_host.values.identity import CONSOLE, Identity
 from mcp_apps_host.web.embed import HostApp
 from mcp_apps_host.web.socket import run_tab
 
@@ -78,11 +78,12 @@ def servers_ready(names: set[str] | None = None) -> Match:
 
 @contextlib.asynccontextmanager
 async def open_tab(app: HostApp, socket: Socket | None = None, ready: set[str] | None = None,
-                   timeout: float = 60, started: bool = False) -> AsyncIterator[Socket]:
-    """``started``: the app's lifespan is already entered (several tabs, one after another)."""
+                   timeout: float = 60, started: bool = False, identity: Identity = CONSOLE) -> AsyncIterator[Socket]:
+    """``started``: the app's lifespan is already entered (several tabs, one after another); ``identity``:
+    whose tab it is."""
     socket = socket or Socket()
     async with contextlib.nullcontext() if started else app.lifespan():
-        tab = asyncio.create_task(run_tab(app.host.for_person(CONSOLE), socket))  # type: ignore[arg-type]
+        tab = asyncio.create_task(run_tab(app.host.for_person(identity), socket))  # type: ignore[arg-type]
         try:
             socket.put({"type": "hello"})
             await socket.until(servers_ready(ready), timeout)

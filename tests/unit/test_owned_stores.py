@@ -165,3 +165,16 @@ def test_a_view_state_over_the_limit_is_refused_and_the_old_one_kept(engine: Eng
     with pytest.raises(ViewStateTooLarge, match=r"larger than max_view_state_bytes \(64\)"):
         alice.set("view-1", "x" * 100)
     assert alice.get("view-1") == "small"
+
+
+def test_deleting_a_conversation_forgets_its_views_kept_states_and_no_one_elses(engine: Engine):
+    states = ViewHostStates(engine, max_bytes=1024)
+    alice_talks = Conversations(engine).bound(ALICE)
+    gone, kept = alice_talks.create().id, alice_talks.create().id
+    states.bound(ALICE).set("view-1", "in the deleted one", conversation=gone)
+    states.bound(ALICE).set("view-2", "in the kept one", conversation=kept)
+    states.bound(BOB).set("view-3", "bob's", conversation=gone)  # never his to lose through alice
+    assert alice_talks.delete(gone)
+    assert states.bound(ALICE).get("view-1") is None
+    assert states.bound(ALICE).get("view-2") == "in the kept one"
+    assert states.bound(BOB).get("view-3") == "bob's"

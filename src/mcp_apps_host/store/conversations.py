@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from ..values.identity import Identity
 from .owners import mine, owner_columns
-from .schema import conversation_items, conversations, templates, view_states
+from .schema import conversation_items, conversations, templates, view_host_states, view_states
 
 # "history" items are what the model saw (not shown); the others are what the page shows.
 ITEM_KINDS = ("user", "assistant", "tool-call", "view-message", "notice", "history")
@@ -170,6 +170,8 @@ class OwnConversations:
                 return False
             db.execute(delete(conversation_items).where(conversation_items.c.conversation == conversation_id))
             db.execute(delete(view_states).where(view_states.c.conversation == conversation_id))
+            db.execute(delete(view_host_states).where(view_host_states.c.conversation == conversation_id,
+                                                      mine(view_host_states, self.identity)))
             db.execute(delete(conversations).where(conversations.c.id == conversation_id))
         return True
 

@@ -85,6 +85,7 @@ view_host_states = Table(
     metadata,
     *_owner(primary_key=True),
     Column("instance", String(64), primary_key=True),
+    Column("conversation", String(36), nullable=True, index=True),  # deleted with it
     Column("state", JSON, nullable=False),
     Column("updated", Float, nullable=False),
 )

@@ -50,6 +50,11 @@ OPEN_VIEW: Final = "mcp-apps-host/open-view"
 # its own). A view that declares it is given a later call of its tool, as tool-input and tool-result
 # again, instead of a new view being mounted for that call.
 LATER_RESULTS: Final = "mcp-apps-host/later-results"
+# And this host's own store of a view's state (a JSON value per view instance and person, kept across
+# reload, remount and restart): the capability, advertised with its size limit, and its two requests.
+VIEW_STATE: Final = "mcp-apps-host/state"
+VIEW_STATE_GET: Final = "mcp-apps-host/state/get"
+VIEW_STATE_SET: Final = "mcp-apps-host/state/set"
 
 # ---- view → host notifications -------------------------------------------------------------
 INITIALIZED: Final = "ui/notifications/initialized"

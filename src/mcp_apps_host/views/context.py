@@ -9,7 +9,7 @@ from typing import Any
 
 from ..config.serverpolicy import ViewRules
 from ..settings import Limits
-from ..values.protocol import DISPLAY_MODES, LATER_RESULTS, MODALITY_OF_BLOCK, OPEN_VIEW
+from ..values.protocol import DISPLAY_MODES, LATER_RESULTS, MODALITY_OF_BLOCK, OPEN_VIEW, VIEW_STATE
 from ..values.tools import ToolEntry
 from ..version import __version__
 from .jsonrpc import RequestId
@@ -67,6 +67,8 @@ class ViewSpec:
     view_rules: ViewRules = field(default_factory=ViewRules)  # the server entry's "views": what needs no asking
     # This server's tools with a view that a person may open (OPEN_VIEW): those the launcher lists.
     view_tools: frozenset[str] = frozenset()
+    # The largest state the host keeps for the view (VIEW_STATE); 0: it keeps none (no database).
+    state_max_bytes: int = 0
 
 
 # Content blocks that reach the conversation and the model as what they are: text, the text of an
@@ -94,8 +96,10 @@ def host_capabilities(spec: ViewSpec) -> dict[str, Any]:
         "downloadFile": {},
         **({"sampling": {}} if spec.sampling_enabled else {}),
         # Beyond the spec: a view may ask to open another view of its server (with the person's consent),
-        # and a view that declares LATER_RESULTS too is given later calls of its tool instead of a new view.
-        "experimental": {OPEN_VIEW: {}, LATER_RESULTS: {}},
+        # a view that declares LATER_RESULTS too is given later calls of its tool instead of a new view,
+        # and the host keeps a view's own state for it (VIEW_STATE) where it has a database.
+        "experimental": {OPEN_VIEW: {}, LATER_RESULTS: {},
+                         **({VIEW_STATE: {"maxBytes": spec.state_max_bytes}} if spec.state_max_bytes else {})},
         "sandbox": sandbox,
     }
 

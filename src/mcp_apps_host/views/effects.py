@@ -8,6 +8,7 @@ from typing import Any
 
 from ..values.apptools import AppTool
 from ..values.decisions import ConsentKind, Decision
+from ..values.json import JsonValue
 from ..values.protocol import ResourceListing
 from .jsonrpc import RequestId
 
@@ -59,6 +60,16 @@ class ProxyResourceSubscribe:
     request_id: RequestId
     uri: str
     subscribe: bool
+
+
+@dataclass(frozen=True)
+class KeepViewState:
+    """Read (``write`` False) or replace the JSON value the host keeps for this view instance and its person
+    (`mcp-apps-host/state/get` and `/set`); None forgets it."""
+
+    request_id: RequestId
+    write: bool
+    state: JsonValue = None
 
 
 @dataclass(frozen=True)
@@ -215,6 +226,7 @@ Effect = (
     | ProxyResourceRead
     | ProxyResourceList
     | ProxyResourceSubscribe
+    | KeepViewState
     | CancelProxied
     | AskConsent
     | OpenLink

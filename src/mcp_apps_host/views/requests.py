@@ -23,6 +23,7 @@ from .effects import (
     Decided,
     DisplayModeChanged,
     Effect,
+    KeepViewState,
     ModelContextUpdated,
     OpenLink,
     OpenView,
@@ -125,6 +126,18 @@ def resources_subscribe(s: Session, req: Request) -> list[Effect]:
         return s.reject(req, rpc.INVALID_PARAMS, f'{req.method} needs "uri" (string)')
     s.answer_later(req.id)
     return [ProxyResourceSubscribe(req.id, uri, req.method == M.RESOURCES_SUBSCRIBE)]
+
+
+def view_state(s: Session, req: Request) -> list[Effect]:
+    """`mcp-apps-host/state/get` and `/set` (beyond the spec): the JSON value the host keeps for this view
+    instance and its person, read back after a reload, a remount or a restart of the host."""
+    if not s.spec.state_max_bytes:
+        return s.reject(req, rpc.REFUSED, f"{req.method}: this host keeps no view state (it has no database)")
+    write = req.method == M.VIEW_STATE_SET
+    if write and "state" not in req.params:
+        return s.reject(req, rpc.INVALID_PARAMS, f'{req.method} needs "state" (any JSON value; null forgets it)')
+    s.answer_later(req.id)
+    return [KeepViewState(req.id, write, req.params.get("state"))]
 
 
 def open_link(s: Session, req: Request) -> list[Effect]:
@@ -240,4 +253,6 @@ REQUEST_HANDLERS: dict[str, Handler] = {
     M.DOWNLOAD_FILE: download_file,
     M.SAMPLING_CREATE_MESSAGE: sampling,
     M.OPEN_VIEW: open_view,
+    M.VIEW_STATE_GET: view_state,
+    M.VIEW_STATE_SET: view_state,
 }

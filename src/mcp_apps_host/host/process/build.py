@@ -25,6 +25,7 @@ from ...store.notify import PostgresBus
 from ...store.pins import TemplatePins
 from ...store.registry import ServerRegistry
 from ...store.retention import AuditRetention
+from ...store.view_host_states import ViewHostStates
 from ...store.view_pins import ViewPins
 from ...store.view_records import ViewInstances
 from ...telemetry import tracing
@@ -74,7 +75,8 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
     url = config.database_url or default_db_url()
     engine = open_database(url)
     stores = Stores(Conversations(engine), RememberedConsents(engine), TemplatePins(engine), SamplingBudgets(engine),
-                    ViewInstances(engine), ViewPins(engine))
+                    ViewInstances(engine), ViewPins(engine),
+                    ViewHostStates(engine, config.limits.max_view_state_bytes))
     bus: Bus = PostgresBus(url, deliver) if engine.dialect.name == "postgresql" else LocalBus()
     audit = AuditLog(engine, wait=config.limits.database_wait_timeout, max_backlog=config.limits.max_audit_backlog)
     signins = SignIns(ServerCredentials(engine, TokenCipher.configured(config.token_key)), bus, audit)

@@ -30,6 +30,7 @@ from ...store.health import DatabaseProbe
 from ...store.outage import write_retried
 from ...store.pins import TemplatePins
 from ...store.retention import AuditRetention
+from ...store.view_host_states import OwnViewHostStates, ViewHostStates
 from ...store.view_pins import OwnViewPins, ViewPins
 from ...store.view_records import ViewInstances, ViewRecord
 from ...telemetry import tracing
@@ -93,6 +94,7 @@ class Stores:
     budgets: SamplingBudgets
     views: ViewInstances
     view_pins: ViewPins | None = None
+    view_states: ViewHostStates | None = None  # what views ask the host to keep (mcp-apps-host/state)
 
 
 @dataclass
@@ -134,6 +136,7 @@ class Host:
     identity: Identity = CONSOLE
     conversations: OwnConversations | None = None
     view_pins: OwnViewPins | None = None  # the views this person pinned to the side panel
+    view_states: OwnViewHostStates | None = None  # the states this person's views asked the host to keep
     trust: TemplateTrust | None = None
     base_path: str = ""  # where the host is mounted in the embedding app ("" at the root)
 
@@ -162,6 +165,7 @@ class Host:
             self, identity=identity, base_path=base_path, servers=servers,
             conversations=stores.conversations.bound(identity),
             view_pins=stores.view_pins.bound(identity) if stores.view_pins is not None else None,
+            view_states=stores.view_states.bound(identity) if stores.view_states is not None else None,
             consent=self.consent.with_remembered(stores.remembered.bound(identity)),
             sampling=self.sampling.with_budget(stores.budgets.bound(identity)),
             trust=TemplateTrust(stores.pins.bound(identity), lists.allow_hashes, lists.block_hashes,

@@ -38,6 +38,7 @@ def view_spec(host: Host, call_id: int | None, entry: ToolEntry, template: Templ
         compat=template.compat,
         widget_state=widget_state,
         view_rules=_view_rules(host, server),
+        state_max_bytes=host.limits.max_view_state_bytes if host.view_states is not None else 0,
     )
 
 

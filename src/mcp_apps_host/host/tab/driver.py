@@ -266,6 +266,8 @@ class ViewDriver:
             case fx.ProxyResourceSubscribe(request_id):
                 self._run(request_id, proxied.follow(ports.host, self.server, effect, self.following,
                                                      self._resource_updated))
+            case fx.KeepViewState(request_id):
+                self._run(request_id, proxied.view_state(ports.host, self.instance, self.conversation, effect))
             case fx.Sample(request_id):
                 self._run(request_id, proxied.sample(ports.host, ports.audit, self.server, handle, effect))
             case fx.SaveFiles(request_id):

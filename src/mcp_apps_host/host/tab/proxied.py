@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 from mcp.shared.exceptions import MCPError
 
@@ -13,16 +14,20 @@ from ...chat.sampling import create_message
 from ...errors import CallFailed, ServerUnavailable
 from ...servers.connection import ProgressFn
 from ...servers.watching import Updated
-from ...values.protocol import RESOURCE_NOT_FOUND_CODES, SAMPLING_CREATE_MESSAGE
+from ...store.outage import cannot_write, why
+from ...store.view_host_states import ViewStateTooLarge
+from ...values.protocol import RESOURCE_NOT_FOUND_CODES, SAMPLING_CREATE_MESSAGE, VIEW_STATE_GET, VIEW_STATE_SET
 from ...views import effects as fx
 from ...views import events as ev
 from ...views.downloads import read_as_file
-from ...views.jsonrpc import INTERNAL_ERROR
+from ...views.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, REFUSED
 from ..process.core import Host
 from . import frames as f
 from .audit import Auditor
 from .page import Page
 from .ports import ToolRunner
+
+log = logging.getLogger("mcp_apps_host.views")
 
 
 def download_frame(view: str, file: fx.Download) -> f.Download:
@@ -94,6 +99,29 @@ async def follow(host: Host, server: str, change: fx.ProxyResourceSubscribe, fol
         return ev.RequestCompleted(change.request_id, error=(code, f"resources/subscribe {uri} on server "
                                                                    f"{server!r} failed: {exc}"))
     return ev.RequestCompleted(change.request_id, result={})
+
+
+async def view_state(host: Host, instance: str | None, conversation: str | None,
+                     keep: fx.KeepViewState) -> ev.RequestCompleted:
+    """Read or replace the state the host keeps for the view instance ``instance`` of this person."""
+    method = VIEW_STATE_SET if keep.write else VIEW_STATE_GET
+    states = host.view_states
+    if states is None or instance is None:  # a host without a database advertises no VIEW_STATE
+        return ev.RequestCompleted(keep.request_id, error=(REFUSED, f"{method}: this view has no instance the "
+                                                                    "host keeps state for"))
+    try:
+        if keep.write:
+            await asyncio.to_thread(states.set, instance, keep.state, conversation)
+            return ev.RequestCompleted(keep.request_id, result={})
+        return ev.RequestCompleted(keep.request_id, result={"state": await asyncio.to_thread(states.get, instance)})
+    except ViewStateTooLarge as exc:
+        return ev.RequestCompleted(keep.request_id, error=(INVALID_PARAMS, f"{method}: {exc}"))
+    except Exception as exc:  # the view hears why, in words that carry nothing of the database's own
+        if not cannot_write(exc):
+            log.exception("%s failed", method)
+            return ev.RequestCompleted(keep.request_id, error=(INTERNAL_ERROR, f"{method}: the host failed"))
+        return ev.RequestCompleted(keep.request_id, error=(INTERNAL_ERROR, f"{method}: the host's database "
+                                                                           f"{why(exc)}; try again later"))
 
 
 def unfollow_all(host: Host, server: str, following: set[str], updated: Updated) -> None:

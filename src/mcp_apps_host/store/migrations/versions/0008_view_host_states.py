@@ -19,9 +19,11 @@ def upgrade() -> None:
         sa.Column("tenant", sa.String(128), primary_key=True, nullable=False, server_default="default"),
         sa.Column("user_id", sa.String(256), primary_key=True, nullable=False, server_default="local"),
         sa.Column("instance", sa.String(64), primary_key=True),
+        sa.Column("conversation", sa.String(36), nullable=True),
         sa.Column("state", sa.JSON, nullable=False),
         sa.Column("updated", sa.Float, nullable=False),
     )
+    op.create_index("ix_view_host_states_conversation", "view_host_states", ["conversation"])
 
 
 def downgrade() -> None:
