@@ -157,7 +157,11 @@ class PortTaken(Exception):
 
 class HostLauncher:
     """``launcher(servers=None, config=None, extra_args=())`` starts ``mcp_apps_host serve``
-    on free ports with a fresh token and database, and waits for its access URL."""
+    on free ports with a fresh token and database, and waits for its access URL.
+
+    ``same_as=host`` (a host already closed) starts it again on that host's ports, token and
+    database instead: the page and sandbox origins are the same, so a browser context keeps
+    its cookies and each view origin's localStorage across the restart."""
 
     def __init__(self, base: Path) -> None:
         self.base = base
@@ -168,7 +172,10 @@ class HostLauncher:
         servers: dict[str, str] | None = None,
         config: str | os.PathLike[str] | None = None,
         extra_args: Sequence[str] = (),
+        same_as: Host | None = None,
     ) -> Host:
+        if same_as is not None:
+            return self._start_again(same_as, servers, config, extra_args)
         # A free port may be taken by another process (another test worker) before the host binds it:
         # that host says so and exits, and is started again on other ports.
         for _ in range(4):
@@ -178,19 +185,45 @@ class HostLauncher:
                 continue
         return self._start(servers, config, extra_args)
 
+    def _start_again(
+        self,
+        earlier: Host,
+        servers: dict[str, str] | None,
+        config: str | os.PathLike[str] | None,
+        extra_args: Sequence[str],
+    ) -> Host:
+        if earlier.proc.poll() is None:
+            raise HarnessError(f"the host on port {earlier.port} still runs: close it before starting it again")
+        workdir = earlier.log_path.parent
+        try:
+            return self._start(servers, config, extra_args, workdir=workdir,
+                               ports=(earlier.port, earlier.sandbox_port), token=earlier.token)
+        except PortTaken as exc:
+            # No other ports will do here: the point is the same origins.
+            raise HarnessError(f"cannot start the host again on ports {earlier.port} and "
+                               f"{earlier.sandbox_port}: one is taken\n{tail(str(exc))}") from None
+
     def _start(
         self,
         servers: dict[str, str] | None,
         config: str | os.PathLike[str] | None,
         extra_args: Sequence[str],
+        *,
+        workdir: Path | None = None,
+        ports: tuple[int, int] | None = None,
+        token: str | None = None,
     ) -> Host:
-        workdir = self.base / f"host{len(self.hosts)}"
-        workdir.mkdir(parents=True, exist_ok=True)
-        port = free_port()
-        sandbox_port = free_port()
-        while sandbox_port == port:
+        if workdir is None:
+            workdir = self.base / f"host{len(self.hosts)}"
+            workdir.mkdir(parents=True, exist_ok=True)
+        if ports is None:
+            port = free_port()
             sandbox_port = free_port()
-        token = secrets.token_urlsafe(16)
+            while sandbox_port == port:
+                sandbox_port = free_port()
+        else:
+            port, sandbox_port = ports
+        token = token or secrets.token_urlsafe(16)
         cmd = [
             sys.executable, "-m", "mcp_apps_host", "serve", "--no-open",
             "--port", str(port), "--sandbox-port", str(sandbox_port),
@@ -202,7 +235,9 @@ class HostLauncher:
             cmd += ["--config", os.fspath(config)]
         cmd += [arg.replace("{port}", str(port)) for arg in extra_args]  # "{port}": the console's port
 
-        log_path = workdir / "host.log"
+        # A host started again in the same directory writes a log of its own.
+        earlier = sum(h.log_path.parent == workdir for h in self.hosts)
+        log_path = workdir / (f"host-{earlier}.log" if earlier else "host.log")
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=workdir,

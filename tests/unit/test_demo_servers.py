@@ -275,6 +275,16 @@ async def test_table_pages_sorts_and_filters() -> None:
         assert (await client.call_tool("table-page", {"pageSize": 0})).is_error
 
 
+@pytest.mark.anyio
+async def test_each_table_is_named_by_a_fresh_view_uuid() -> None:
+    # The view keeps its state in localStorage under _meta.viewUUID: one id per call, so each table is its own.
+    async with Client(params("table")) as client:
+        ids = [(await client.call_tool("browse-table", {})).meta["viewUUID"] for _ in range(2)]
+        assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids) and ids[0] != ids[1], ids
+        # A page the view asks for is not another view instance.
+        assert "viewUUID" not in ((await client.call_tool("table-page", {})).meta or {})
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

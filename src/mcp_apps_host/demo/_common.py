@@ -30,12 +30,15 @@ def load_view(filename: str) -> str:
     return html.replace(BRIDGE_MARKER, f"<script>\n{bridge}</script>", 1)
 
 
-def result(text: str, structured: dict[str, Any] | None = None, *, error: bool = False) -> CallToolResult:
-    """A tool result with model-facing text and view-facing structured content."""
+def result(text: str, structured: dict[str, Any] | None = None, *, error: bool = False,
+           meta: dict[str, Any] | None = None) -> CallToolResult:
+    """A tool result with model-facing text, view-facing structured content and, when given, `_meta`."""
+    extra: dict[str, Any] = {} if meta is None else {"meta": meta}  # left unset, no `_meta` is sent at all
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=structured,
         is_error=error,
+        **extra,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import uuid
 from typing import Annotated, Any
 
 from mcp.server.apps import Apps
@@ -147,7 +148,10 @@ def browse_table(
     pageSize: PageSize = 10,  # camelCase: the argument name is part of the tool's public schema
 ) -> CallToolResult:
     data = page_of(query=query, page_size=pageSize)
-    return result(describe(data), data)
+    # A fresh id per call names this view instance: the view keeps its own state (query, sort, page) in its
+    # origin's localStorage under it, so a reload, a remount or a host restart finds it again (the ext-apps
+    # viewUUID pattern); another call gets another id, so another table starts fresh.
+    return result(describe(data), data, meta={"viewUUID": uuid.uuid4().hex})
 
 
 @apps.tool(
