@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import mcp_apps_host as vs
@@ -190,6 +192,15 @@ def test_tools_call_other_servers_tool_is_refused():
     s = ready(make())
     [err] = posts(s.receive(req(1, "tools/call", {"name": "weather", "arguments": {}})))
     assert "not a tool of server 'srv'" in err["error"]["message"]
+
+
+def test_tools_call_while_the_server_is_not_connected_says_so():
+    # A view mounted again (a reload, a restart of the host) before its server is back: no tool is known yet,
+    # not even the view's own, and the view hears why rather than that the tool does not exist.
+    s = make()
+    s = ready(vs.ViewSession(replace(s.spec, app_tools=frozenset(), all_tools=frozenset()), s.env, s.limits))
+    [err] = posts(s.receive(req(1, "tools/call", {"name": "show", "arguments": {}})))
+    assert err["error"]["code"] == -32000 and "server 'srv' is not connected now" in err["error"]["message"]
 
 
 def test_tools_call_bad_params():

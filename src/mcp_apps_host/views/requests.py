@@ -65,6 +65,9 @@ def _own_tool(s: Session, req: Request, may: str) -> tuple[str, dict[str, Any]] 
     if not isinstance(name, str) or not isinstance(args, dict):
         return s.reject(req, rpc.INVALID_PARAMS, f'{req.method} needs "name" (string) and "arguments" (object)')
     if name not in s.spec.all_tools:
+        if s.spec.tool.name not in s.spec.all_tools:  # not even the view's own: the server is not connected
+            return s.reject(req, rpc.REFUSED, f"server {s.spec.server!r} is not connected now, so its tools are "
+                                              "not known; try again once it is")
         return s.reject(req, rpc.INVALID_PARAMS,
                         f"{name!r} is not a tool of server {s.spec.server!r}; a view may only {may}")
     return name, args
