@@ -175,6 +175,23 @@ async def test_a_reload_shows_the_view_once_with_the_latest_result_and_the_card_
             assert [m["params"]["arguments"] for m in inputs] == [{"text": "two"}]
 
 
+async def test_another_tab_of_the_conversation_gives_the_call_to_its_own_copy_of_the_view(tmp_path: Path):
+    app = rec_app(tmp_path)
+    async with open_tab(app) as here, open_tab(app, started=True) as there:
+        await open_view(here, "rec", "record", {"text": "one"})
+        copy = str((await there.until(lambda f: f["type"] == "view-mount" and f.get("tool") == "record"
+                                      and f.get("prebooted") is not True))["view"])
+        await bring_up(there, copy, opt_in=True)
+        await there.until(posted(copy, "ui/notifications/tool-result"))
+        second = await call(here, "rec", "record", {"text": "two"})
+        await here.until(delivered(second))
+        card = await there.until(lambda f: f["type"] == "call-delivered")
+        assert card["view"] == copy
+        await there.until(lambda f: posted(copy, "ui/notifications/tool-result")(f)
+                          and f["message"]["params"]["structuredContent"]["text"] == "two")
+        assert not there.frames(lambda f: f["type"] == "view-mount" and f.get("callId") == card["callId"])
+
+
 def test_a_session_gives_a_later_result_only_once_it_declared_it_is_up_and_its_call_ended() -> None:
     running = ready()
     running.app_capabilities = {"experimental": {LATER: {}}}

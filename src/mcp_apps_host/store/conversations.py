@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 
 from ..values.identity import Identity
 from .owners import mine, owner_columns
@@ -113,10 +114,13 @@ class Conversations:
     # ---- templates --------------------------------------------------------------------------
 
     def save_template(self, sha256: str, server: str, uri: str, html: str, meta: dict[str, Any]) -> None:
-        with self.engine.begin() as db:
-            if db.execute(select(templates.c.sha256).where(templates.c.sha256 == sha256)).first() is None:
-                db.execute(insert(templates).values(
-                    sha256=sha256, server=server, uri=uri, html=html, meta=meta, first_seen=time.time()))
+        try:
+            with self.engine.begin() as db:
+                if db.execute(select(templates.c.sha256).where(templates.c.sha256 == sha256)).first() is None:
+                    db.execute(insert(templates).values(
+                        sha256=sha256, server=server, uri=uri, html=html, meta=meta, first_seen=time.time()))
+        except IntegrityError:
+            pass  # another worker or tab stored the same template (by its hash) at the same moment
 
     def load_template(self, sha256: str) -> dict[str, Any] | None:
         with self.engine.connect() as db:

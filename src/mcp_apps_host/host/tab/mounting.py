@@ -8,6 +8,7 @@ import uuid
 
 from ...errors import ServerUnavailable, TemplateError
 from ...policy.trust import TrustVerdict
+from ...store.outage import write_retried
 from ...values.calls import CallRecord, ViewRef
 from ...values.templates import Template
 from ...values.tools import ToolEntry
@@ -37,6 +38,7 @@ class Mounting:
         except (TemplateError, ServerUnavailable) as exc:
             self._failed(call_id, entry, record, str(exc))
             return None
+        saved = asyncio.ensure_future(self._save(template))  # beside the trust check
         trust = "unchecked"
         if self.host.trust is not None:
             verdict = await asyncio.to_thread(self.host.trust.check, template)
@@ -49,7 +51,7 @@ class Mounting:
             elif not verdict.render and not await self._ask(call_id, entry, verdict):
                 self._failed(call_id, entry, record, "the person did not accept the changed template")
                 return None
-        self._save(template)
+        await saved
         record.view = ViewRef(template.sha256, template.uri)
         # The view instance's id goes with the call's item: its kept state is found by it on a replay.
         instance = record.instance = record.instance or uuid.uuid4().hex
@@ -110,7 +112,7 @@ class Mounting:
             if verdict.status == "blocked":
                 return None
             trust = verdict.status if verdict.render else await self._accept_watched(entry, verdict)
-        self._save(template)
+        await self._save(template)
         return self.views.remount(view, template, trust)
 
     def answer(self, call_id: int, accept: bool) -> None:
@@ -120,10 +122,15 @@ class Mounting:
 
     # ---- templates kept for replays ------------------------------------------------------------------
 
-    def _save(self, template: Template) -> None:
+    async def _save(self, template: Template) -> None:
+        """Keep the template before any item naming it is written: another tab of the conversation, told of
+        the item at once, loads the template by its hash (an item queued in the journal before it may be
+        written with the view's reference, so the template does not wait in that queue)."""
         journal = self.log.journal
         if journal is None or template.sha256 in self.host.saved_templates:
             return
+        conversations = journal.conversations
+        await write_retried(lambda: conversations.save_template(template.sha256, template.server, template.uri,
+                                                                template.html, template.meta()),
+                            "a view's template", self.host.limits.database_wait_timeout)
         self.host.saved_templates.add(template.sha256)
-        journal.run(journal.conversations.save_template, template.sha256, template.server, template.uri,
-                    template.html, template.meta())
