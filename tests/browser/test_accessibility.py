@@ -1,5 +1,5 @@
 """Accessibility of everything the host draws (WCAG 2.2 AA), checked with axe-core in each state of the
-console: empty, a conversation with views, each consent dialog, elicitation, the trust prompt,
+console: empty, a conversation with views, each consent dialog (sampling included), elicitation, the trust prompt,
 fullscreen, pip, the pinned panel, the inspector, the tool picker, and the admin page. The views' own
 documents are the servers' and are not scanned; the frames the host puts them in are.
 
@@ -19,6 +19,8 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from harness import REPO, HostLauncher, call_tool, view_frame, wait_view
 from playwright.sync_api import Locator, Page, expect
+
+from tests.modelfakes import openai_fake, text
 
 pytestmark = pytest.mark.browser
 
@@ -120,6 +122,24 @@ def test_consent_dialogs(start_host: HostLauncher, page_for: Callable[..., Page]
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     expect(page.locator("[data-testid=chat-input]")).to_be_focused()
+
+
+def test_sampling_consent(start_host: HostLauncher, page_for: Callable[..., Page], tmp_path: Path) -> None:
+    # A view asking the host's model (sampling is offered only with a model configured and the server enabled).
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"mcpServers": {"rec": {"command": sys.executable, "args": [str(FIXTURES), "rec"]}},
+                                  "sampling": {"rec": {"enabled": True}}}))
+    with openai_fake.serve_script([[text("never asked")]]) as fake:
+        page = page_for(start_host(config=config, extra_args=["--model", "openai:fake",
+                                                              "--model-base-url", fake.base_url]))
+        call_tool(page, "rec", "record", {"action": "sample", "text": "write a haiku"})
+        dialog = consent(page, "sampling")
+        assert_accessible(page, "consent sampling")
+        tab_into(page, dialog)
+        dialog.locator("[data-testid=consent-deny]").press("Enter")
+        expect(dialog).to_have_count(0)
+        expect(page.locator("[data-testid=chat-input]")).to_be_focused()
+        assert not fake.requests  # declined: the model was never asked
 
 
 def test_elicitation(start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
