@@ -71,6 +71,14 @@ def tab_into(page: Page, dialog: Locator) -> None:
     raise AssertionError("Tab never reached the dialog")
 
 
+def answer_by_keyboard(page: Page, dialog: Locator, button: str) -> None:
+    """Tab into the dialog and press Enter on ``button``: it closes and the focus is back in the chat box."""
+    tab_into(page, dialog)
+    dialog.get_by_test_id(button).press("Enter")
+    expect(dialog).to_have_count(0)
+    expect(page.locator("[data-testid=chat-input]")).to_be_focused()
+
+
 def view_names(page: Page) -> list[str]:
     """The titles of every view frame (host proxy frames and the views' frames inside them)."""
     outer = page.locator("[data-testid=view] iframe.proxy").evaluate_all("els => els.map(e => e.title)")
@@ -135,10 +143,7 @@ def test_sampling_consent(start_host: HostLauncher, page_for: Callable[..., Page
         call_tool(page, "rec", "record", {"action": "sample", "text": "write a haiku"})
         dialog = consent(page, "sampling")
         assert_accessible(page, "consent sampling")
-        tab_into(page, dialog)
-        dialog.locator("[data-testid=consent-deny]").press("Enter")
-        expect(dialog).to_have_count(0)
-        expect(page.locator("[data-testid=chat-input]")).to_be_focused()
+        answer_by_keyboard(page, dialog, "consent-deny")
         assert not fake.requests  # declined: the model was never asked
 
 
@@ -147,10 +152,7 @@ def test_elicitation(start_host: HostLauncher, page_for: Callable[..., Page]) ->
     call_tool(page, "dual", "ask-name", {})
     dialog = consent(page, "elicit")
     assert_accessible(page, "elicitation")
-    tab_into(page, dialog)
-    dialog.locator("[data-testid=elicit-cancel]").press("Enter")
-    expect(dialog).to_have_count(0)
-    expect(page.locator("[data-testid=chat-input]")).to_be_focused()
+    answer_by_keyboard(page, dialog, "elicit-cancel")
 
 
 def test_trust_prompt(start_host: HostLauncher, page_for: Callable[..., Page], tmp_path: Path) -> None:
