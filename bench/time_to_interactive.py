@@ -93,6 +93,19 @@ if (window !== window.top) {
   document.addEventListener("readystatechange", arm, true);
 }
 if (window === window.top) {
+  // Every page frame in or out, stamped, for the never-seen trace: [ms, "in"|"out", type, method].
+  window.__ttiFrames = [];
+  const note = (dir, text) => {
+    try {
+      const f = JSON.parse(text), m = f.message || {};
+      window.__ttiFrames.push([Date.now(), dir, f.type, m.method || ("result" in m ? "result" : "")]);
+    } catch { /* not a page frame */ }
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) { super(...args); this.addEventListener("message", (e) => note("in", e.data)); }
+    send(data) { note("out", data); super.send(data); }
+  };
   document.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && e.target && e.target.matches && e.target.matches("[data-testid=chat-input]"))
       window.__ttiSubmit = Date.now();
@@ -226,8 +239,34 @@ def measure_ours(browser: Browser, host: Any, server: str, tool: str, args: dict
         context.close()
 
 
+# Where a never-seen call's time goes, as the page's frames show it: (label, direction, frame type, method).
+MILESTONES = (
+    ("/call sent", "out", "call", ""),
+    ("call-started", "in", "call-started", ""),
+    ("view-mount", "in", "view-mount", ""),
+    ("proxy ready", "out", "view-message", "ui/notifications/sandbox-proxy-ready"),
+    ("template sent", "in", "view-post", "ui/notifications/sandbox-resource-ready"),
+    ("ui/initialize", "out", "view-message", "ui/initialize"),
+    ("initialize answered", "in", "view-post", "result"),
+    ("initialized", "out", "view-message", "ui/notifications/initialized"),
+    ("tool-result sent", "in", "view-post", "ui/notifications/tool-result"),
+    ("call-finished", "in", "call-finished", ""),
+)
+
+
+def milestones(frames: list[list[Any]], submitted: int) -> dict[str, float]:
+    """Milliseconds from Enter to the first frame of each milestone (in order: each after the one before)."""
+    found: dict[str, float] = {}
+    for label, direction, kind, method in MILESTONES:
+        for stamp, d, t, m in frames:
+            if stamp >= submitted and d == direction and t == kind and (not method or m == method):
+                found[label] = float(stamp - submitted)
+                break
+    return found
+
+
 def measure_never_seen(browser: Browser, launcher: HostLauncher, server: str, command: str, tool: str,
-                       args: dict[str, Any], check: str) -> tuple[float, int]:
+                       args: dict[str, Any], check: str) -> tuple[float, int, dict[str, float]]:
     """A host started now, with a database of its own: the template is new to it. Returns the call's time
     and the views booted ahead when Enter was pressed (0 unless the host took the template as accepted)."""
     host = launcher({server: command})
@@ -244,7 +283,9 @@ def measure_never_seen(browser: Browser, launcher: HostLauncher, server: str, co
                 box.press("Enter")
 
             shown = shown_at(page, submit)
-            return float(shown - page.evaluate("window.__ttiSubmit")), booted[0]
+            submitted = page.evaluate("window.__ttiSubmit")
+            return (float(shown - submitted), booted[0],
+                    milestones(page.evaluate("window.__ttiFrames"), submitted))
         finally:
             context.close()
     finally:
@@ -272,6 +313,7 @@ def main() -> None:
     tools = {n: asyncio.run(peer_tool(commands[n], APPS[n][1], APPS[n][2])) for n in names}
     http, base = serve_floor_pages({n: floor_page(tools[n], APPS[n][3]) for n in names})
     results = {n: Series() for n in names}
+    traces: dict[str, list[dict[str, float]]] = {n: [] for n in names}
     with tempfile.TemporaryDirectory() as tmp:
         launcher = HostLauncher(Path(tmp))
         try:
@@ -293,12 +335,13 @@ def main() -> None:
                                 got["ours"] = measure_ours(browser, host, n, tool, args, check)
                         label = "warm-up" if i == 0 else f"round {i:2d}"
                         if opts.never_seen:
-                            never, booted = got["ours"]
+                            never, booted, trace = got["ours"]
                             print(f"{label} {n:8s} floor {got['floor']:6.0f} ms  never-seen {never:6.0f} ms  "
                                   f"(views booted ahead at Enter: {booted})", file=sys.stderr, flush=True)
                             if i > 0:
                                 results[n].floor.append(got["floor"])
                                 results[n].never_seen.append(never)
+                                traces[n].append({**trace, "shown": never})
                             continue
                         cold, warm = got["ours"]
                         print(f"{label} {n:8s} floor {got['floor']:6.0f} ms  cold {cold:6.0f} ms  "
@@ -317,6 +360,7 @@ def main() -> None:
           "medians (ratio: median of per-round ratios to the floor of the same round)\n")
     if opts.never_seen:
         print_never_seen(names, results)
+        print_trace(names, traces)
         return
     print(f"{'server':<28} {'floor ms':>9} {'cold ms':>9} {'cold ×':>7} {'warm ms':>9} {'warm ×':>7}")
     for n in names:
@@ -335,6 +379,21 @@ def print_never_seen(names: list[str], results: dict[str, Series]) -> None:
         s = results[n]
         ratio = median([v / f for v, f in zip(s.never_seen, s.floor, strict=True)])
         print(f"{APPS[n][0]:<28} {median(s.floor):9.0f} {median(s.never_seen):14.0f} {ratio:13.2f}")
+
+
+def print_trace(names: list[str], traces: dict[str, list[dict[str, float]]]) -> None:
+    """Medians of when each milestone came, from Enter, and the step from the one before."""
+    print("\nwhere a never-seen call's time goes (the page's frames; ms from Enter, medians over rounds)\n")
+    labels = [m[0] for m in MILESTONES] + ["shown"]
+    print(f"{'milestone':<22}" + "".join(f"{APPS[n][0][:22]:>24}" for n in names))
+    previous = dict.fromkeys(names, 0.0)
+    for label in labels:
+        cells = []
+        for n in names:
+            at = median([t[label] for t in traces[n] if label in t])
+            cells.append(f"{at:9.0f} (+{at - previous[n]:4.0f})".rjust(24))
+            previous[n] = at if at == at else previous[n]  # NaN: a milestone not seen
+        print(f"{label:<22}" + "".join(cells))
 
 
 if __name__ == "__main__":
