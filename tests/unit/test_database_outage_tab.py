@@ -44,10 +44,10 @@ def pg() -> Iterator[Postgres]:
     server.stop()
 
 
-async def until(condition: Any, what: str, timeout: float = 60) -> Any:
+async def until(condition: Any, what: str, timeout: float = 60, explain: Any = None) -> Any:
     deadline = time.monotonic() + timeout
     while not (found := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}" + (f" ({explain()})" if explain else "")
         await asyncio.sleep(0.05)
     return found
 
@@ -122,6 +122,14 @@ def on_record_pg(url: str, view: str) -> set[int]:
     return {int(r[0]) for r in rows if r[0] is not None and str(r[0]).isdigit()}
 
 
+def bus_report(url: str, here: HostApp, there: HostApp, echoed: int) -> str:
+    """Where news stopped: not written, not published, or not heard."""
+    with psycopg.connect(url.replace("postgresql+psycopg", "postgresql")) as conn:
+        items = conn.execute("SELECT count(*) FROM conversation_items").fetchone()
+    return (f"conversation items stored: {items[0] if items else '?'}; news this app heard of its own since the "
+            f"restart: {echoed}; bus up here/there: {here.host.bus.up}/{there.host.bus.up}")
+
+
 def on_record_sqlite(path: Path, view: str) -> set[int]:
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT msg_id FROM audit_events WHERE direction = 'host->view' AND view = ? "
@@ -152,6 +160,8 @@ async def test_a_postgres_restart_during_a_burst_loses_no_answer_and_everything_
     async with here.lifespan(), there.lifespan():
         heard: list[tuple[dict[str, Any], float]] = []
         there.host.bus.subscribe("conversation", lambda news: heard.append((news, time.monotonic())))
+        echoed: list[tuple[dict[str, Any], float]] = []  # what this app hears of its own news: says who failed
+        here.host.bus.subscribe("conversation", lambda news: echoed.append((news, time.monotonic())))
         async with open_tab(here, stamped(), started=True) as tab:
             burst = Burst(tab, await ready_view(tab, "fine", "fine-view"))
             assert await readiness(here) == (200, {"ready": True})
@@ -188,8 +198,11 @@ async def test_a_postgres_restart_during_a_burst_loses_no_answer_and_everything_
             call_id = await call(tab, "fine", "fine-view")
             assert (await ended(tab, call_id))["type"] == "call-finished"
             # The other app hears this tab's conversation over the bus, as it did before the restart.
-            await until(lambda: any(n.get("conversation") and n.get("item") and at > up_at for n, at in heard),
-                        "the other app to hear news after the restart")
+            def news_after(got: list[tuple[dict[str, Any], float]]) -> list[dict[str, Any]]:
+                return [n for n, at in got if n.get("conversation") and n.get("item") and at > up_at]
+
+            await until(lambda: news_after(heard), "the other app to hear news after the restart",
+                        explain=lambda: bus_report(url, here, there, len(news_after(echoed))))
             assert any(n.get("missed") for n, _ in heard), "the other app was not told it may have missed news"
     print(f"\nPostgreSQL restart during a burst of {len(burst.sent)} requests: {lost} answers lost, {errors} "
           f"answered with an error (database_wait_timeout {wait:g} s, away {up_at - down_at:.1f} s), first answer "
