@@ -21,6 +21,7 @@ from typing import Any, Literal, NoReturn, Protocol, cast
 
 import anyio
 import httpx2
+import jsonschema  # noqa: F401  the SDK imports it at the first result of a tool with an outputSchema: ~50 ms on the loop
 import mcp_types as types
 from mcp.client import Client, advertise
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
