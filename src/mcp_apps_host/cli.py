@@ -257,9 +257,11 @@ def _uvicorn(app: HostOrSandbox | str, config: HostConfig, workers: int = 1) -> 
     # left by then are idle HTTP connections, given a few seconds. A new worker starts its app and database
     # before it answers its supervisor's health check, which on a busy machine takes longer than uvicorn's
     # 5 s default: killed for that, every worker would be restarted in a loop that never serves.
+    # No permessage-deflate: the page's frames are small, a template goes to a page once (it keeps them by
+    # hash), and compression runs on the event loop: a 224 KB template took 5-60 ms, every tab waiting.
     return _ServingConfig(app, factory=isinstance(app, str), workers=workers, log_level="warning", log_config=None,
-                          ws_max_size=config.limits.max_ws_frame_bytes, timeout_graceful_shutdown=5,
-                          timeout_worker_healthcheck=WORKER_START_TIMEOUT)
+                          ws_max_size=config.limits.max_ws_frame_bytes, ws_per_message_deflate=False,
+                          timeout_graceful_shutdown=5, timeout_worker_healthcheck=WORKER_START_TIMEOUT)
 
 
 class Workers(Multiprocess):
