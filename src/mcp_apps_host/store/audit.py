@@ -284,6 +284,13 @@ class AuditLog:
         """The database takes one writer at a time (SQLite): other writes are best run by `run_beside`."""
         return self.engine.dialect.name == "sqlite"
 
+    async def write_in_turn(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a blocking write of another table where it does not fight this writer: on SQLite on its thread
+        (`run_beside`), elsewhere on a worker thread of its own."""
+        if self.one_writer:
+            return await self.run_beside(fn, *args)
+        return await asyncio.to_thread(fn, *args)
+
     async def run_beside(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a blocking database write on the writer's own thread, after the events queued before it are
         committed. On SQLite, where one writer holds the database at a time, a write made elsewhere makes

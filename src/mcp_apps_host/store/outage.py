@@ -82,9 +82,10 @@ async def retried(attempt: Callable[[], Awaitable[None]], what: str, wait: float
         delay = min(delay * 2, RETRY_MAX)
 
 
-async def write_retried(write: Callable[[], None], what: str, wait: float) -> None:
-    """:func:`retried` for a blocking write, run off the loop."""
-    await retried(lambda: asyncio.to_thread(write), what, wait)
+async def write_retried(write: Callable[[], None], what: str, wait: float,
+                        run: Callable[[Callable[[], None]], Awaitable[None]] = asyncio.to_thread) -> None:
+    """:func:`retried` for a blocking write, run off the loop (by ``run``: on a worker thread unless told)."""
+    await retried(lambda: run(write), what, wait)
 
 
 def unavailable(reason: Why, wait: float) -> DatabaseUnavailable:

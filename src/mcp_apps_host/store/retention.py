@@ -67,10 +67,7 @@ class AuditRetention:
         return total
 
     async def _batch(self, fn: Callable[..., int], *args: float) -> int:
-        if self.audit.one_writer:
-            count = await self.audit.run_beside(fn, *args)
-        else:
-            count = await asyncio.to_thread(fn, *args)
+        count = await self.audit.write_in_turn(fn, *args)
         self.batches += 1
         return count
 

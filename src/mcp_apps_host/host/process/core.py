@@ -12,7 +12,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ...chat.agent import AgentLoop
 from ...config.policies import TrustLists
@@ -48,6 +48,7 @@ from .signins import SignIns
 # Browser features a view may be granted through the iframe `allow` attribute when it asks.
 DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
 HUNG_ORIGIN_QUIET_S = 10.0  # see `Host.hung_lately`; the browser's reuse window is a few seconds
+T = TypeVar("T")
 
 CspReport = Callable[[dict[str, Any]], None]
 # What of a CSP report goes to another worker: what the view's log and the audit trail show.
@@ -140,6 +141,13 @@ class Host:
     trust: TemplateTrust | None = None
     base_path: str = ""  # where the host is mounted in the embedding app ("" at the root)
 
+    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a blocking database write off the event loop where it does not fight the audit trail's writer
+        for SQLite's one write lock (another thread waits for it in sleeps of milliseconds, a view's mount with it)."""
+        if self.audit is not None:
+            return await self.audit.write_in_turn(fn, *args)
+        return await asyncio.to_thread(fn, *args)
+
     def hung(self, origin: str) -> None:
         """A view on ``origin`` did not answer its teardown: every tab lets go of what it started ahead there."""
         self._hung_at[origin] = time.monotonic()
@@ -215,9 +223,9 @@ class Host:
                 await asyncio.gather(before, return_exceptions=True)
             wait = self.limits.database_wait_timeout
             if record is not None:
-                await write_retried(lambda: views.add(record), "a view's record", wait)
+                await write_retried(lambda: views.add(record), "a view's record", wait, self.write)
             else:
-                await write_retried(lambda: views.close(handle), "a view's end", wait)
+                await write_retried(lambda: views.close(handle), "a view's end", wait, self.write)
 
         task = asyncio.ensure_future(write())
         self._records[handle] = task

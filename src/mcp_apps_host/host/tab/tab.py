@@ -61,8 +61,7 @@ class Tab:
         self._shown: set[int] = set()  # items of another tab already drawn here
         self._background: set[asyncio.Task[None]] = set()
         # On SQLite the conversation's writes take turns with the audit trail's on its writer's thread.
-        beside_audit = host.audit.run_beside if host.audit is not None and host.audit.one_writer else None
-        conversation = ConversationLog(host.conversations, self._written, beside_audit,
+        conversation = ConversationLog(host.conversations, self._written, host.write,
                                        lambda shown: host.conversation_news.watch(shown, self._heard),
                                        host.limits.database_wait_timeout)
         audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id)
