@@ -9,6 +9,7 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,11 @@ def resource_uri(tool: Any) -> str:
 
 
 async def peer_tool(command: str, tool_name: str, arguments: dict[str, Any]) -> PeerTool:
-    async with stdio_client(stdio_params(command)) as (read, write), ClientSession(read, write) as session:
+    """The peer's template and one result of ``tool_name``: over stdio for a command, over Streamable HTTP for an
+    http:// URL (which also warms that server process up)."""
+    http = command.startswith("http://")
+    transport = streamable_http_client(command) if http else stdio_client(stdio_params(command))
+    async with transport as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         tools = {t.name: t for t in (await session.list_tools()).tools}
         if tool_name not in tools:

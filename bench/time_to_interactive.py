@@ -47,6 +47,7 @@ from harness import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     HostLauncher,
+    PeerLauncher,
     peer_stdio_command,
     start_new_conversation,
     wait_servers,
@@ -303,20 +304,25 @@ def main() -> None:
     parser.add_argument("--never-seen", action="store_true",
                         help="time a template the host has never seen (a fresh host and database per round) "
                              "instead of cold and warm")
+    parser.add_argument("--warm-server", action="store_true",
+                        help="with --never-seen: each app server runs over loopback HTTP for the whole run, warmed "
+                             "up by a call before the first round (a never-seen template, not a server started now)")
     opts = parser.parse_args()
     names = [n for n in opts.servers.split(",") if n]
     unknown = [n for n in names if n not in APPS]
     if unknown:
         raise SystemExit(f"unknown server(s) {unknown}: choose from {sorted(APPS)}")
 
-    commands = {n: peer_stdio_command(APPS[n][0]) for n in names}
-    tools = {n: asyncio.run(peer_tool(commands[n], APPS[n][1], APPS[n][2])) for n in names}
-    http, base = serve_floor_pages({n: floor_page(tools[n], APPS[n][3]) for n in names})
-    results = {n: Series() for n in names}
-    traces: dict[str, list[dict[str, float]]] = {n: [] for n in names}
     with tempfile.TemporaryDirectory() as tmp:
+        peers = PeerLauncher(Path(tmp))
         launcher = HostLauncher(Path(tmp))
+        http = None
         try:
+            commands = {n: peers(APPS[n][0]) if opts.warm_server else peer_stdio_command(APPS[n][0]) for n in names}
+            tools = {n: asyncio.run(peer_tool(commands[n], APPS[n][1], APPS[n][2])) for n in names}
+            http, base = serve_floor_pages({n: floor_page(tools[n], APPS[n][3]) for n in names})
+            results = {n: Series() for n in names}
+            traces: dict[str, list[dict[str, float]]] = {n: [] for n in names}
             # --never-seen starts a host of its own per round; cold and warm share this one.
             host = None if opts.never_seen else launcher(commands)
             with sync_playwright() as pw:
@@ -354,12 +360,14 @@ def main() -> None:
                 browser.close()
         finally:
             launcher.close()
-            http.shutdown()
+            peers.close()
+            if http is not None:
+                http.shutdown()
 
     print(f"\ntime to interactive, /call → the view shows its tool result; {opts.rounds} rounds after a warm-up, "
           "medians (ratio: median of per-round ratios to the floor of the same round)\n")
     if opts.never_seen:
-        print_never_seen(names, results)
+        print_never_seen(names, results, opts.warm_server)
         print_trace(names, traces)
         return
     print(f"{'server':<28} {'floor ms':>9} {'cold ms':>9} {'cold ×':>7} {'warm ms':>9} {'warm ×':>7}")
@@ -372,8 +380,10 @@ def main() -> None:
     print("\ntargets: cold ≤ 1.15× the floor, warm ≤ 0.60× the floor")
 
 
-def print_never_seen(names: list[str], results: dict[str, Series]) -> None:
-    print("never seen: a fresh host and database per round, nothing booted ahead at page load\n")
+def print_never_seen(names: list[str], results: dict[str, Series], warm_server: bool) -> None:
+    server = ("its server over HTTP, up and warm since before the first round" if warm_server
+              else "its server started with it (stdio)")
+    print(f"never seen: a fresh host and database per round, {server}; nothing booted ahead at page load\n")
     print(f"{'server':<28} {'floor ms':>9} {'never-seen ms':>14} {'never-seen ×':>13}")
     for n in names:
         s = results[n]
