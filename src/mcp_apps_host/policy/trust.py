@@ -93,6 +93,10 @@ class TemplateTrust:
             return verdict("trusted", pin, f"matches the hash pinned for {uri} from {server!r}")
         return verdict("changed", pin, _change_text(server, uri, pin["sha256"], pin["size"], sha, size))
 
+    def blocked(self, template: Template) -> bool:
+        """On a block-list (its hash, or its server); no pin is read or taken."""
+        return template.sha256.lower() in self.block_hashes or template.server in self.block_servers
+
     def accepted(self, template: Template) -> bool:
         """Would render without asking, and pins nothing: its hash is the one pinned, or a list allows it."""
         sha = template.sha256.lower()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import warnings
 from collections.abc import Callable
@@ -21,7 +22,6 @@ from typing import Any, Literal, NoReturn, Protocol, cast
 
 import anyio
 import httpx2
-import jsonschema  # noqa: F401  the SDK imports it at the first result of a tool with an outputSchema: ~50 ms on the loop
 import mcp_types as types
 from mcp.client import Client, advertise
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
@@ -61,6 +61,10 @@ from .oauth import (
 )
 from .transport import CONNECTION_CLOSED, StderrCapture, describe_failure, open_transport
 from .watching import ResourceWatchers, Updated
+
+# The SDK imports jsonschema at the first result of a tool with an outputSchema: 50 ms on the event loop of a
+# host just started, every tab waiting. So it is imported with the connections.
+importlib.import_module("jsonschema")
 
 log = logging.getLogger("mcp_apps_host.servers")
 

@@ -224,6 +224,15 @@ class ServerManager:
     async def template(self, server: str, uri: str) -> Template:
         return await self.get(server).template(uri)
 
+    def template_read(self, server: str, tool: str) -> Template | None:
+        """The template of the view of a tool this person may call, as read when its server connected; None
+        when there is none or it is not read yet (nothing is asked of the server here)."""
+        entry = self.tool(server, tool)
+        if entry is None or not entry.resource_uri or not entry.model_visible:
+            return None
+        read = self.connections[server].templates.get(entry.resource_uri)
+        return read if isinstance(read, Template) else None
+
     async def set_roots(self, server: str, roots: tuple[str, ...]) -> None:
         """Give a server new roots (it is told they changed, as its protocol version says)."""
         await self.get(server).set_roots(roots)

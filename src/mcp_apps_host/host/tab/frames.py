@@ -248,9 +248,13 @@ class ConversationDelete(Frame):
 
 class Intent(Frame):
     """The person is about to call a tool (the chat box took the focus, or the pointer reached a tool):
-    the views booted ahead that lapsed unused boot again."""
+    the views booted ahead that lapsed unused boot again. When the page knows which tool (the chat box
+    reads `/call SERVER TOOL`, or the pointer is on that tool), the tool's template goes to the page now
+    (`template-ahead`), so its view's mount does not carry it."""
 
     type: Literal["intent"]
+    server: _Name | None = None
+    tool: _Name | None = None
 
 
 class SignInDecline(Frame):
@@ -562,6 +566,16 @@ class ViewDisplayMode(Frame):
     available: list[str] = Field(default_factory=lambda: ["inline"])
 
 
+class TemplateAhead(Frame):
+    """The document of a view the person may open soon (see `intent`), kept by the page under its sha256:
+    a view of it then gets its `sandbox-resource-ready` without the HTML, and the page puts this in. Nothing
+    runs it until a call mounts its view."""
+
+    type: Literal["template-ahead"] = "template-ahead"
+    sha256: str
+    html: str
+
+
 class InspectorRecords(Frame):
     """New audit records of an inspected view, oldest first: the same rows as `GET /api/audit` (`seq`, `ts`,
     `direction`, `method`, `id`, `decision`, `reason`, `payload` preview, `payload_sha256`, `payload_size`)."""
@@ -704,7 +718,8 @@ class Conversations(Frame):
 HostFrame = (Welcome | Reconnect | Servers | Notice | ChatMessage | UserMessage | TurnState | AssistantDelta
              | AssistantDone | CallStarted | CallProgress | CallFinished | CallFailed | CallDelivered | ViewMount
              | ViewPrestart | ViewAdopt | ViewPost | ViewStateFrame | ViewSize | ViewLog | ViewRemove | ViewParked
-             | ViewPinned | ViewContext | ViewTools | ViewDisplayMode | InspectorRecords | InspectorContext | Consent
+             | ViewPinned | ViewContext | ViewTools | ViewDisplayMode | TemplateAhead | InspectorRecords
+             | InspectorContext | Consent
              | ConsentDismiss | OpenLink | ViewHeld | Download | Elicit | ElicitInvalid | ElicitDismiss | HostTheme
              | ConversationReset | Conversations)
 

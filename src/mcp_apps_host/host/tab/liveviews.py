@@ -20,6 +20,7 @@ from ...views import effects as fx
 from ...views import events as ev
 from ...views.context import HostEnvironment
 from ...views.session import ViewSession
+from ..process.compat import view_html
 from ..process.core import Host
 from ..process.viewspecs import server_tools, view_spec
 from . import frames as f
@@ -216,6 +217,18 @@ class LiveViews:
             task = asyncio.get_running_loop().create_task(self.prebooted.boot_accepted())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def intent(self, server: str | None, tool: str | None) -> None:
+        """The person is about to call a tool: the views booted ahead that lapsed boot again, and the template
+        of the tool named goes to the page now, so a view of it mounts without carrying it. Only a template read
+        when its server connected, of a tool this person may call, not on a block-list; nothing runs it."""
+        self.prebooted.wake()
+        template = self.host.servers.template_read(server, tool) if server and tool else None
+        if template is None or (self.host.trust is not None and self.host.trust.blocked(template)):
+            return
+        ahead = self.ports.page_templates.ahead(template, view_html(template))
+        if ahead is not None:
+            self.page.send(ahead)
 
     def discard(self, view: ViewDriver, reason: str) -> None:
         """End a view that was never shown (booted ahead, not taken): no teardown, its frame goes."""

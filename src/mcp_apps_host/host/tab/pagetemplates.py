@@ -11,11 +11,20 @@ from typing import Any
 
 from ...values.protocol import SANDBOX_RESOURCE_READY
 from ...values.templates import Template
+from . import frames as f
 
 
 class PageTemplates:
     def __init__(self) -> None:
         self._held: set[str] = set()  # what this tab's page was sent (its copy lives as long as the tab)
+
+    def ahead(self, template: Template, html: str) -> f.TemplateAhead | None:
+        """The frame that gives the page ``template`` (its view's document ``html``) before a view of it mounts,
+        or None when the page was given it already (or it has a shim: such a widget's document goes whole)."""
+        if template.compat or template.sha256 in self._held:
+            return None
+        self._held.add(template.sha256)
+        return f.TemplateAhead(sha256=template.sha256, html=html)
 
     def message(self, template: Template, message: dict[str, Any]) -> dict[str, Any]:
         """``message`` as the page should get it: without the HTML when the page has it already."""

@@ -91,7 +91,7 @@ class Tab:
             f.Call: lambda fr: calls.from_page(fr.server, fr.tool, fr.arguments),
             f.Stop: lambda fr: self.turns.stop() if self.turns is not None else None,
             f.Cancel: lambda fr: calls.cancel(fr.call_id),
-            f.Intent: lambda fr: views.prebooted.wake(),
+            f.Intent: lambda fr: views.intent(fr.server, fr.tool),
             f.SignInDecline: lambda fr: self._decline_signin(fr.server, fr.state),
             f.SignOut: lambda fr: self._sign_out(fr.server),
             f.ViewMessage: lambda fr: views.message(fr.view, fr.message),

@@ -47,10 +47,14 @@ export interface CancelFrame {
 
 /**
  * The person is about to call a tool (the chat box took the focus, or the pointer reached a tool): the views
- * booted ahead that lapsed unused boot again.
+ * booted ahead that lapsed unused boot again. When the page knows which tool (the chat box reads `/call SERVER
+ * TOOL`, or the pointer is on that tool), the tool's template goes to the page now (`template-ahead`), so its
+ * view's mount does not carry it.
  */
 export interface IntentFrame {
   type: "intent";
+  server?: string | null;
+  tool?: string | null;
 }
 
 /**
@@ -484,6 +488,17 @@ export interface ViewDisplayModeFrame {
 }
 
 /**
+ * The document of a view the person may open soon (see `intent`), kept by the page under its sha256: a view of
+ * it then gets its `sandbox-resource-ready` without the HTML, and the page puts this in. Nothing runs it until a
+ * call mounts its view.
+ */
+export interface TemplateAheadFrame {
+  type: "template-ahead";
+  sha256: string;
+  html: string;
+}
+
+/**
  * New audit records of an inspected view, oldest first: the same rows as `GET /api/audit` (`seq`, `ts`,
  * `direction`, `method`, `id`, `decision`, `reason`, `payload` preview, `payload_sha256`, `payload_size`).
  */
@@ -676,6 +691,7 @@ export type HostFrame =
   | ViewContextFrame
   | ViewToolsFrame
   | ViewDisplayModeFrame
+  | TemplateAheadFrame
   | InspectorRecordsFrame
   | InspectorContextFrame
   | ConsentFrame

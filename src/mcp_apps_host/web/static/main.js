@@ -8,6 +8,7 @@ import { initForm, pickerOpen, closePicker } from "./form.js";
 import { initChat, initChatBox, notice, chatMessage, callStarted, callProgress, callFinished, callFailed, callDelivered, callsLost, resetConversation } from "./chat.js";
 import { initPrestart, viewPrestart } from "./prestart.js";
 import { initIntent } from "./intent.js";
+import { templateAhead } from "./templates.js";
 import { initViews, viewMount, viewAdopt, viewPost, viewState, viewSize, viewLog, viewRemove, viewContext, viewDisplayMode, viewParked, viewPinned, viewsLost, viewsReset } from "./views.js";
 import { initConsent, consent, consentDismiss, consentsLost, openLink } from "./consent.js";
 import { initAssistant, turnState, assistantDelta, assistantDone, userMessage, assistantReset } from "./assistant.js";
@@ -158,6 +159,7 @@ const routes = {
   "view-context": viewContext,
   "view-tools": viewTools,
   "view-display-mode": viewDisplayMode,
+  "template-ahead": templateAhead,
   "inspector-records": inspectorRecords,
   "inspector-context": inspectorContext,
   consent,
