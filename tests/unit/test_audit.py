@@ -459,3 +459,26 @@ def test_a_payload_already_stored_is_skipped_by_the_insert_on_postgresql(postgre
     finally:
         first.close()
         second.close()
+
+
+def test_an_urgent_write_beside_the_audit_does_not_wait_for_the_writers_linger(db_url: str):
+    """The writer lingers for the rest of a call's events before it commits (here 60 s); a write somebody waits
+    for now (a view's mount, a view's request) has it commit what it holds and run the write at once."""
+    audit = AuditLog(db_url, linger=60)
+
+    def committed() -> int:
+        with audit.engine.connect() as conn:
+            return int(conn.scalar(select(func.count()).select_from(audit_events)) or 0)
+
+    async def run() -> None:
+        audit.record_nowait(ev(1))  # nobody waits for it: the writer lingers for more
+        assert await asyncio.wait_for(audit.run_beside(committed, urgent=True), 30) == 1
+        audit.record_nowait(ev(2))
+        with pytest.raises(TimeoutError):  # not urgent: it waits with the event for the linger
+            await asyncio.wait_for(audit.run_beside(committed), 1)
+
+    try:
+        asyncio.run(run())
+    finally:
+        audit.close()  # the stop ends the linger: the second event is written
+    assert len(audit.query(limit=None)) == 2

@@ -284,20 +284,22 @@ class AuditLog:
         """The database takes one writer at a time (SQLite): other writes are best run by `run_beside`."""
         return self.engine.dialect.name == "sqlite"
 
-    async def write_in_turn(self, fn: Callable[..., T], *args: Any) -> T:
+    async def write_in_turn(self, fn: Callable[..., T], *args: Any, urgent: bool = False) -> T:
         """Run a blocking write of another table where it does not fight this writer: on SQLite on its thread
         (`run_beside`), elsewhere on a worker thread of its own."""
         if self.one_writer:
-            return await self.run_beside(fn, *args)
+            return await self.run_beside(fn, *args, urgent=urgent)
         return await asyncio.to_thread(fn, *args)
 
-    async def run_beside(self, fn: Callable[..., T], *args: Any) -> T:
+    async def run_beside(self, fn: Callable[..., T], *args: Any, urgent: bool = False) -> T:
         """Run a blocking database write on the writer's own thread, after the events queued before it are
         committed. On SQLite, where one writer holds the database at a time, a write made elsewhere makes
-        the writer wait for its lock, in steps of milliseconds, while a view's reply waits for the commit."""
+        the writer wait for its lock, in steps of milliseconds, while a view's reply waits for the commit.
+        ``urgent``: a person or a view waits for it (a mount, a view's request), so the writer commits what
+        it holds now instead of lingering for the rest of a call's events."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._enqueue((_JOB, (fn, args, loop, future)))
+        self._enqueue((_JOB, (fn, args, loop, future), urgent))
         return await future
 
     def close(self, timeout: float | None = 30.0) -> None:
@@ -373,6 +375,7 @@ class AuditLog:
                 waited_for = True
             elif isinstance(item, tuple) and item[0] is _JOB:
                 jobs.append(item[1])
+                waited_for = waited_for or item[2]
             else:
                 row, waiter = item
                 held.add(row, waiter, now)

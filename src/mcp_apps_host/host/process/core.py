@@ -141,11 +141,12 @@ class Host:
     trust: TemplateTrust | None = None
     base_path: str = ""  # where the host is mounted in the embedding app ("" at the root)
 
-    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+    async def write(self, fn: Callable[..., T], *args: Any, urgent: bool = False) -> T:
         """Run a blocking database write off the event loop where it does not fight the audit trail's writer
-        for SQLite's one write lock (another thread waits for it in sleeps of milliseconds, a view's mount with it)."""
+        for SQLite's one write lock (another thread waits for it in sleeps of milliseconds, a view's mount with it).
+        ``urgent``: a person or a view waits for it now (see `AuditLog.run_beside`)."""
         if self.audit is not None:
-            return await self.audit.write_in_turn(fn, *args)
+            return await self.audit.write_in_turn(fn, *args, urgent=urgent)
         return await asyncio.to_thread(fn, *args)
 
     def hung(self, origin: str) -> None:

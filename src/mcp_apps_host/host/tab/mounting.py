@@ -41,7 +41,7 @@ class Mounting:
         saved = asyncio.ensure_future(self._save(template))  # beside the trust check
         trust = "unchecked"
         if self.host.trust is not None:
-            verdict = await self.host.write(self.host.trust.check, template)  # pins a template used first
+            verdict = await self.host.write(self.host.trust.check, template, urgent=True)  # pins one used first
             trust = verdict.status
             if verdict.status == "blocked":
                 self._failed(call_id, entry, record, verdict.reason)
@@ -82,14 +82,14 @@ class Mounting:
                    decision="consented" if accepted else "declined", reason="the person reviewed the changed template")
         if accepted and self.host.trust is not None:
             await self.host.write(self.host.trust.accept, entry.server, str(entry.resource_uri), verdict.sha256,
-                                  verdict.size)
+                                  verdict.size, urgent=True)
         return accepted
 
     async def _accept_watched(self, entry: ToolEntry, verdict: TrustVerdict) -> str:
         """Under `serve --watch` the person is editing this server: its new template is theirs."""
         assert self.host.trust is not None
         await self.host.write(self.host.trust.accept, entry.server, str(entry.resource_uri), verdict.sha256,
-                              verdict.size)
+                              verdict.size, urgent=True)
         self.audit("server->host", "template-changed", server=entry.server, decision="consented",
                    reason="the server's watched files changed (serve --watch)")
         return "changed"
@@ -108,7 +108,7 @@ class Mounting:
             return None
         trust = "unchecked"
         if self.host.trust is not None:
-            verdict = await self.host.write(self.host.trust.check, template)
+            verdict = await self.host.write(self.host.trust.check, template, urgent=True)
             if verdict.status == "blocked":
                 return None
             trust = verdict.status if verdict.render else await self._accept_watched(entry, verdict)
@@ -132,5 +132,6 @@ class Mounting:
         conversations = journal.conversations
         await write_retried(lambda: conversations.save_template(template.sha256, template.server, template.uri,
                                                                 template.html, template.meta()),
-                            "a view's template", self.host.limits.database_wait_timeout, self.host.write)
+                            "a view's template", self.host.limits.database_wait_timeout,
+                            lambda write: self.host.write(write, urgent=True))
         self.host.saved_templates.add(template.sha256)

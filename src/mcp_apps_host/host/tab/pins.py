@@ -49,14 +49,15 @@ class Pins:
                 self.tab.page.notice("This view cannot be pinned: it is not part of a kept conversation.", "error")
                 return
             try:
-                await self.tab.host.write(store.pin, view.instance, view.conversation, call_record(view).to_json())
+                await self.tab.host.write(store.pin, view.instance, view.conversation, call_record(view).to_json(),
+                                          urgent=True)
             except ValueError as exc:
                 self.tab.page.notice(str(exc), "error")
                 return
             view.pinned = True
             self.tab.page.send(f.ViewPinned(view=handle, pinned=True))
             return
-        await self.tab.host.write(store.unpin, view.instance or "")
+        await self.tab.host.write(store.unpin, view.instance or "", urgent=True)
         view.pinned = False
         self.tab.page.send(f.ViewPinned(view=handle, pinned=False))
         if view.conversation != self.tab.log.conversation_id or view.in_panel:

@@ -111,7 +111,7 @@ async def view_state(host: Host, instance: str | None, conversation: str | None,
                                                                     "host keeps state for"))
     try:
         if keep.write:
-            await host.write(states.set, instance, keep.state, conversation)
+            await host.write(states.set, instance, keep.state, conversation, urgent=True)
             return ev.RequestCompleted(keep.request_id, result={})
         return ev.RequestCompleted(keep.request_id, result={"state": await asyncio.to_thread(states.get, instance)})
     except ViewStateTooLarge as exc:
