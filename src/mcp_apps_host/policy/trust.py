@@ -99,9 +99,9 @@ class TemplateTrust:
 
     def accepted(self, template: Template) -> bool:
         """Would render without asking, and pins nothing: its hash is the one pinned, or a list allows it."""
-        sha = template.sha256.lower()
-        if sha in self.block_hashes or template.server in self.block_servers:
+        if self.blocked(template):
             return False
+        sha = template.sha256.lower()
         if sha in self.allow_hashes or template.server in self.allow_servers:
             return True
         pin = self.pins.get(template.server, template.uri)

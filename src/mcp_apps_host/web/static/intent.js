@@ -10,7 +10,7 @@ const CALL_LINE = /^\s*\/call\s+(\S+)\s+(\S+)/;
 /** @param {import("./socket.js").SendFrame} send */
 export function initIntent(send) {
   let last = -Infinity;
-  const named = new Set(); // "server tool" already said on this connection's page
+  const named = new Set(); // "server tool" already said by this page
   const intent = (server, tool) => {
     const now = performance.now();
     const key = server && tool ? `${server} ${tool}` : "";
