@@ -93,26 +93,23 @@ PAGE_STAMPS = """(() => {
     const id = e.data && typeof e.data.id === "string" && e.data.id.startsWith("bench-") ? e.data.id : null;
     if (id && e.data.method) stamps[id] = { pageIn: now() };
   }, true);
-  const send = WebSocket.prototype.send;
-  WebSocket.prototype.send = function (data) {
-    const id = typeof data === "string" ? benchId(data) : null;
-    if (id && stamps[id] && !stamps[id].wsOut) stamps[id].wsOut = now();
-    return send.call(this, data);
+  window.WebSocket = class extends window.WebSocket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (e) => {
+        const at = now();
+        if (typeof e.data !== "string" || !e.data.includes("bench-")) return;
+        const frame = JSON.parse(e.data);
+        const id = frame.type === "view-post" && frame.message ? frame.message.id : null;
+        if (id && stamps[id] && !stamps[id].wsIn) stamps[id].wsIn = at;
+      });
+    }
+    send(data) {
+      const id = typeof data === "string" ? benchId(data) : null;
+      if (id && stamps[id] && !stamps[id].wsOut) stamps[id].wsOut = now();
+      super.send(data);
+    }
   };
-  const Native = WebSocket;
-  window.WebSocket = function (...args) {
-    const ws = new Native(...args);
-    ws.addEventListener("message", (e) => {
-      const at = now();
-      if (typeof e.data !== "string" || !e.data.includes("bench-")) return;
-      const frame = JSON.parse(e.data);
-      const id = frame.type === "view-post" && frame.message ? frame.message.id : null;
-      if (id && stamps[id] && !stamps[id].wsIn) stamps[id].wsIn = at;
-    });
-    return ws;
-  };
-  window.WebSocket.prototype = Native.prototype;
-  Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
 })();"""
 
 # The legs of a traced round trip, in order.
@@ -171,7 +168,7 @@ class Times:
     via_host: list[float] = field(default_factory=list)
     direct: list[float] = field(default_factory=list)
     bridge: list[float] = field(default_factory=list)
-    # With --trace: per path ("call", "ping"), each leg's milliseconds (LEGS).
+    # With --trace: per path ("tools/call", "ping"), each leg's milliseconds (LEGS).
     legs: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
     def add_legs(self, path: str, view: dict[str, list[float]], page: dict[str, dict[str, float]]) -> None:

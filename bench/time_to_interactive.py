@@ -242,7 +242,7 @@ def measure_ours(browser: Browser, host: Any, server: str, tool: str, args: dict
 
 # Where a never-seen call's time goes, as the page's frames show it: (label, direction, frame type, method).
 MILESTONES = (
-    ("/call sent", "out", "call", ""),
+    ("/call sent", "out", "chat", ""),
     ("call-started", "in", "call-started", ""),
     ("view-mount", "in", "view-mount", ""),
     ("proxy ready", "out", "view-message", "ui/notifications/sandbox-proxy-ready"),
