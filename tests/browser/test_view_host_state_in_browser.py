@@ -23,8 +23,8 @@ def nth_form(page: Page, n: int) -> Locator:
     return page.locator("[data-testid=view][data-tool=feedback-form]").nth(n - 1)
 
 
-def ready_form(view: Locator) -> FrameLocator:
-    expect(view).to_have_attribute("data-state", "ready", timeout=30_000)
+def ready_form(view: Locator, timeout: float = 30_000) -> FrameLocator:
+    expect(view).to_have_attribute("data-state", "ready", timeout=timeout)
     form = view_frame(view)
     expect(form.locator("#name")).to_be_visible()
     return form
@@ -37,10 +37,7 @@ def in_sight(view: Locator) -> FrameLocator:
     while True:
         view.evaluate("el => el.scrollIntoView({block: 'center'})")
         try:
-            expect(view).to_have_attribute("data-state", "ready", timeout=10_000)
-            form = view_frame(view)
-            expect(form.locator("#name")).to_be_visible(timeout=5_000)
-            return form
+            return ready_form(view, timeout=10_000)
         except AssertionError:
             if time.monotonic() > deadline:
                 raise

@@ -15,7 +15,7 @@ import asyncio
 import itertools
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ def pg() -> Iterator[Postgres]:
     server.stop()
 
 
-async def until(condition: Any, what: str, timeout: float = 60, explain: Any = None) -> Any:
+async def until(condition: Any, what: str, timeout: float = 60, explain: Callable[[], str] | None = None) -> Any:
     deadline = time.monotonic() + timeout
     while not (found := condition()):
         assert time.monotonic() < deadline, f"timed out waiting for {what}" + (f" ({explain()})" if explain else "")
