@@ -150,12 +150,16 @@ def to_row(event: AuditEvent, preview_chars: int) -> Row:
 _SKIPS_PRESENT: Final = frozenset({"sqlite", "postgresql"})
 
 
+# Built once, not at each commit: building and keying a statement costs more than SQLite's own insert.
+_INSERT_PAYLOADS: Final = {
+    "sqlite": sqlite.insert(audit_payloads).on_conflict_do_nothing(index_elements=["sha256"]),
+    "postgresql": postgresql.insert(audit_payloads).on_conflict_do_nothing(index_elements=["sha256"]),
+}
+_INSERT_EVENTS: Final = insert(audit_events)
+
+
 def _insert_payloads(conn: Connection) -> Any:
-    if conn.dialect.name == "sqlite":
-        return sqlite.insert(audit_payloads).on_conflict_do_nothing(index_elements=["sha256"])
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(audit_payloads).on_conflict_do_nothing(index_elements=["sha256"])
-    return insert(audit_payloads)
+    return _INSERT_PAYLOADS.get(conn.dialect.name, insert(audit_payloads))
 
 
 class BatchWriter:
@@ -172,7 +176,7 @@ class BatchWriter:
                     new_payloads = self._new_payloads(conn, rows)
                     if new_payloads:
                         conn.execute(_insert_payloads(conn), new_payloads)
-                    conn.execute(insert(audit_events), [row.event for row in rows])
+                    conn.execute(_INSERT_EVENTS, [row.event for row in rows])
                 self._remember(p["sha256"] for p in new_payloads)
                 return None
             except IntegrityError as exc:

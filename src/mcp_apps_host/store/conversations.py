@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -41,6 +41,15 @@ class Item:
     data: dict[str, Any]
 
 
+# Built once: a statement given its values with `.values(...)` is built, keyed and looked up again on every
+# call (about 0.15 ms each on SQLite), and an item is written for every call a view makes.
+_APPEND_ITEM = insert(conversation_items)
+_TOUCH = update(conversations).where(conversations.c.id == bindparam("conversation_id")).values(
+    updated=bindparam("now"))
+_UPDATE_ITEM = update(conversation_items).where(conversation_items.c.id == bindparam("item_id")).values(
+    data=bindparam("data"))
+
+
 def _conversation(row: Any) -> Conversation:
     return Conversation(row.id, row.title, row.created, row.updated)
 
@@ -61,16 +70,16 @@ class Conversations:
             raise ValueError(f"unknown item kind {kind!r}")
         now = time.time()
         with self.engine.begin() as db:
-            key = db.execute(insert(conversation_items).values(
-                conversation=conversation_id, kind=kind, ts=now, data=data)).inserted_primary_key
+            key = db.execute(_APPEND_ITEM, {"conversation": conversation_id, "kind": kind, "ts": now,
+                                            "data": data}).inserted_primary_key
             assert key is not None  # an insert always has one
             item_id = key[0]
-            db.execute(update(conversations).where(conversations.c.id == conversation_id).values(updated=now))
+            db.execute(_TOUCH, {"conversation_id": conversation_id, "now": now})
         return int(item_id)
 
     def update_item(self, item_id: int, data: dict[str, Any]) -> None:
         with self.engine.begin() as db:
-            db.execute(update(conversation_items).where(conversation_items.c.id == item_id).values(data=data))
+            db.execute(_UPDATE_ITEM, {"item_id": item_id, "data": data})
 
     def items(self, conversation_id: str) -> list[Item]:
         t = conversation_items
