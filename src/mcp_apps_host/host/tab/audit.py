@@ -14,11 +14,12 @@ log = logging.getLogger("mcp_apps_host.audit")
 
 
 class Auditor:
-    def __init__(self, audit: AuditLog | None, identity: Identity, conversation: Callable[[], str | None]) -> None:
+    def __init__(self, audit: AuditLog | None, identity: Identity, conversation: Callable[[], str | None],
+                 on_view: Callable[[str], None] | None = None) -> None:
         self._audit = audit
         self._identity = identity
         self._conversation = conversation
-        self.on_view: Callable[[str], None] | None = None  # told of each event that names a view
+        self._on_view = on_view  # told of each event that names a view (the inspector)
 
     @property
     def conversation(self) -> str | None:
@@ -39,5 +40,5 @@ class Auditor:
         except Exception:  # the audit trail must not break the protocol
             log.exception("could not queue an audit event")
             return
-        if view is not None and self.on_view is not None:
-            self.on_view(view)
+        if view is not None and self._on_view is not None:
+            self._on_view(view)

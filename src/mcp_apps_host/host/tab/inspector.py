@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from ...store.audit import AuditLog
 from . import frames as f
-from .liveviews import LiveViews
+from .driver import ViewDriver
 from .page import Page
 
 log = logging.getLogger("mcp_apps_host.inspector")
@@ -21,10 +22,10 @@ BATCH = 500  # records per frame
 
 
 class Inspector:
-    def __init__(self, audit: AuditLog | None, page: Page, views: LiveViews) -> None:
+    def __init__(self, audit: AuditLog | None, page: Page, live: Mapping[str, ViewDriver]) -> None:
         self.audit = audit
         self.page = page
-        self.views = views
+        self.live = live  # the tab's live views by handle, whose host context the panel shows
         self._last: dict[str, int] = {}  # inspected view -> seq of the last record sent
         self._context: dict[str, dict[str, Any]] = {}  # the host context last sent
         self._flushing: set[str] = set()
@@ -77,7 +78,7 @@ class Inspector:
             self.page.send(f.InspectorRecords(view=handle, records=rows))
 
     def _send_context(self, handle: str) -> None:
-        view = self.views.live.get(handle)
+        view = self.live.get(handle)
         if view is None:
             return
         context = view.session.host_context()

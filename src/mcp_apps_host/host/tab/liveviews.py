@@ -39,7 +39,7 @@ VIEW_CSP = "view-csp"  # the audit trail's record of the policy a view runs unde
 
 class LiveViews:
     def __init__(self, host: Host, env: HostEnvironment, page: Page, audit: Auditor, consents: Consents,
-                 tools: ToolRunner, news: ViewNews) -> None:
+                 tools: ToolRunner, news: ViewNews, live: dict[str, ViewDriver]) -> None:
         self.host = host
         self.env = env
         self.page = page
@@ -47,7 +47,7 @@ class LiveViews:
         self.consents = consents
         self.news = news
         self.ports = ViewPorts(host, page, audit, consents, tools, news, self, PageTemplates())
-        self.live: dict[str, ViewDriver] = {}
+        self.live = live  # by handle; the tab's inspector reads it too
         self.lazy = LazyViews(self)
         self.prestarted = PrestartedProxies(host, page)
         self.prebooted = PrebootedViews(self)

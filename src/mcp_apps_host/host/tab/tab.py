@@ -64,11 +64,13 @@ class Tab:
         conversation = ConversationLog(host.conversations, self._written, host.write,
                                        lambda shown: host.conversation_news.watch(shown, self._heard),
                                        host.limits.database_wait_timeout)
-        audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id)
+        live: dict[str, ViewDriver] = {}  # the live views by handle, kept by `views`
+        self.inspector = Inspector(host.audit, page, live)
+        audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id, self.inspector.touched)
         consents = Consents(page, host.consent)
         asks = TabAsks(page, consents, audit, host.limits, host.identity.key)
         runner = CallRunner(host, page, conversation, audit, asks)
-        views = LiveViews(host, self.env, page, audit, consents, tools=runner, news=self)
+        views = LiveViews(host, self.env, page, audit, consents, tools=runner, news=self, live=live)
         mounting = Mounting(host, page, views, audit, conversation)
         later = LaterResults(views, mounting, page, conversation)
         calls = Calls(runner, page, conversation, mounting, later)
@@ -82,8 +84,6 @@ class Tab:
         self.conversations = ConversationService(self.services, journal, self.turns) if journal is not None else None
         self.commands = Commands(self.services, self.turns)
         self.heights = ViewHeights(journal)
-        self.inspector = Inspector(host.audit, page, views)
-        audit.on_view = self.inspector.touched
         self._audit = audit
         self._routes: dict[type, Callable[[Any], Awaitable[None] | None]] = {
             f.Hello: self._hello,
