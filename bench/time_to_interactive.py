@@ -14,12 +14,14 @@ With `--never-seen`, instead of cold and warm:
         (`--db sqlite:///…` in a new directory), so no pin and no allow-list accepts the template and no
         view of it is booted ahead when the page loads; a fresh page, one call, timed the same way.
         The host is started and its server ready before the page opens (its start is not timed).
+        `--typing MS` leaves MS between the line being in the chat box and Enter, as a person finishing
+        it would (the default 0: pasted and sent at once); the host hears which tool is named meanwhile.
 Floor and ours alternate (which one goes first flips every round); the first round is a warm-up
 and is not counted. "Shown" is the moment a MutationObserver in the app's document first sees the
 result's text (both sides use the same observer), on the wall clock the submit was stamped with.
 
 Run: PYTHONPATH=src .venv/bin/python bench/time_to_interactive.py [--rounds 12] [--servers vanilla,budget]
-     PYTHONPATH=src .venv/bin/python bench/time_to_interactive.py --never-seen [--rounds 12]
+     PYTHONPATH=src .venv/bin/python bench/time_to_interactive.py --never-seen [--rounds 12] [--typing 500]
 """
 
 from __future__ import annotations
@@ -267,7 +269,7 @@ def milestones(frames: list[list[Any]], submitted: int) -> dict[str, float]:
 
 
 def measure_never_seen(browser: Browser, launcher: HostLauncher, server: str, command: str, tool: str,
-                       args: dict[str, Any], check: str) -> tuple[float, int, dict[str, float]]:
+                       args: dict[str, Any], check: str, typing: float) -> tuple[float, int, dict[str, float]]:
     """A host started now, with a database of its own: the template is new to it. Returns the call's time
     and the views booted ahead when Enter was pressed (0 unless the host took the template as accepted)."""
     host = launcher({server: command})
@@ -280,6 +282,8 @@ def measure_never_seen(browser: Browser, launcher: HostLauncher, server: str, co
 
             def submit() -> None:
                 box.fill(text)
+                if typing:
+                    page.wait_for_timeout(typing)  # the person finishing the line
                 booted.append(page.locator("[data-testid=view-preboot]").count())
                 box.press("Enter")
 
@@ -304,6 +308,9 @@ def main() -> None:
     parser.add_argument("--never-seen", action="store_true",
                         help="time a template the host has never seen (a fresh host and database per round) "
                              "instead of cold and warm")
+    parser.add_argument("--typing", type=float, default=0, metavar="MS",
+                        help="with --never-seen: ms between the line being in the chat box and Enter (0: pasted "
+                             "and sent at once)")
     parser.add_argument("--warm-server", action="store_true",
                         help="with --never-seen: each app server runs over loopback HTTP for the whole run, warmed "
                              "up by a call before the first round (a never-seen template, not a server started now)")
@@ -336,7 +343,8 @@ def main() -> None:
                             if which == "floor":
                                 got["floor"] = measure_floor(browser, f"{base}/{n}")
                             elif opts.never_seen:
-                                got["ours"] = measure_never_seen(browser, launcher, n, commands[n], tool, args, check)
+                                got["ours"] = measure_never_seen(browser, launcher, n, commands[n], tool, args, check,
+                                                                 opts.typing)
                             else:
                                 got["ours"] = measure_ours(browser, host, n, tool, args, check)
                         label = "warm-up" if i == 0 else f"round {i:2d}"
@@ -367,7 +375,7 @@ def main() -> None:
     print(f"\ntime to interactive, /call → the view shows its tool result; {opts.rounds} rounds after a warm-up, "
           "medians (ratio: median of per-round ratios to the floor of the same round)\n")
     if opts.never_seen:
-        print_never_seen(names, results, opts.warm_server)
+        print_never_seen(names, results, opts.warm_server, opts.typing)
         print_trace(names, traces)
         return
     print(f"{'server':<28} {'floor ms':>9} {'cold ms':>9} {'cold ×':>7} {'warm ms':>9} {'warm ×':>7}")
@@ -380,10 +388,11 @@ def main() -> None:
     print("\ntargets: cold ≤ 1.15× the floor, warm ≤ 0.60× the floor")
 
 
-def print_never_seen(names: list[str], results: dict[str, Series], warm_server: bool) -> None:
+def print_never_seen(names: list[str], results: dict[str, Series], warm_server: bool, typing: float) -> None:
     server = ("its server over HTTP, up and warm since before the first round" if warm_server
               else "its server started with it (stdio)")
-    print(f"never seen: a fresh host and database per round, {server}; nothing booted ahead at page load\n")
+    sent = f"Enter {typing:g} ms after the line was in the chat box" if typing else "the line pasted and sent at once"
+    print(f"never seen: a fresh host and database per round, {server}; nothing booted ahead at page load; {sent}\n")
     print(f"{'server':<28} {'floor ms':>9} {'never-seen ms':>14} {'never-seen ×':>13}")
     for n in names:
         s = results[n]

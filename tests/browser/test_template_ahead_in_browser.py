@@ -1,7 +1,7 @@
 """A template ahead of its call, in a real browser: typing `/call SERVER TOOL` in the chat box tells the
 host which tool the person is about to call; the host sends its template to the page (`template-ahead`)
 before Enter, the view's mount then comes without the HTML, and the view renders from the page's copy and
-shows its result."""
+shows its result. The view itself boots before Enter too, and Enter gives it the call."""
 
 from __future__ import annotations
 
@@ -53,5 +53,35 @@ def test_a_call_typed_in_the_chat_box_has_its_template_on_the_page_before_enter(
         ready = [f for f in received if f["type"] == "view-post" and f["message"].get("method") == RESOURCE_READY]
         assert ready and "html" not in ready[0]["message"]["params"], "the mount carried the template again"
         assert received.index(ahead[0]) < received.index(mount)
+    finally:
+        context.close()
+
+
+def test_a_call_typed_in_the_chat_box_boots_its_never_seen_view_before_enter_and_enter_shows_that_view(
+        start_host, chromium):
+    """The template is new to the host (a fresh database): a call of it would render it without asking, so
+    it boots hidden while the person finishes typing, and Enter gives it the call."""
+    host = start_host(servers={"rec": REC})
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        attach_console(page)
+        received: list[dict[str, Any]] = []
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: received.append(
+            json.loads(payload if isinstance(payload, str) else payload.decode()))))
+        page.goto(host.url)
+        wait_servers(page, host, ["rec"])
+        box = page.locator("[data-testid=chat-input]")
+        box.fill('/call rec record {"action": "booted"}')
+        booted = until(page, lambda: [f for f in received if f["type"] == "view-mount" and f["prebooted"]],
+                       "a view booted ahead")[0]
+        until(page, lambda: page.locator("[data-testid=view-preboot]").count() == 1, "the booted view on the page")
+        box.press("Enter")
+        frame = view_frame(wait_view(page, "rec", "record"))
+        until(page, lambda: any(line.startswith("tool-result") for line in frame.locator("li.seen").all_inner_texts()),
+              "the view to show its result")
+        adopted = [f for f in received if f["type"] == "view-adopt"]
+        assert [f["view"] for f in adopted] == [booted["view"]], "Enter did not give the call the booted view"
+        assert [f for f in received if f["type"] == "view-mount" and not f["prebooted"]] == []
     finally:
         context.close()

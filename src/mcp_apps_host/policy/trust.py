@@ -99,13 +99,21 @@ class TemplateTrust:
 
     def accepted(self, template: Template) -> bool:
         """Would render without asking, and pins nothing: its hash is the one pinned, or a list allows it."""
+        return self._unasked(template, first_use=False)
+
+    def renders_unasked(self, template: Template) -> bool:
+        """Would render without asking when called, and pins nothing: accepted, or never seen (a first use
+        is pinned, not asked about)."""
+        return self._unasked(template, first_use=True)
+
+    def _unasked(self, template: Template, first_use: bool) -> bool:
         if self.blocked(template):
             return False
         sha = template.sha256.lower()
         if sha in self.allow_hashes or template.server in self.allow_servers:
             return True
         pin = self.pins.get(template.server, template.uri)
-        return pin is not None and pin["sha256"] == sha
+        return first_use if pin is None else pin["sha256"] == sha
 
     def _allow_reason(self, server: str, sha: str) -> str:
         if sha in self.allow_hashes:

@@ -8,6 +8,7 @@ hears from each driver when its view is up or has ended (`ViewLifecycle`).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
 
@@ -213,15 +214,21 @@ class LiveViews:
 
     def boot_accepted(self) -> None:
         """Boot ahead, in the background, the templates the person has already accepted (`PrebootedViews`)."""
-        if not self.closed:
-            task = asyncio.get_running_loop().create_task(self.prebooted.boot_accepted())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        self._background(self.prebooted.boot_accepted())
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        if self.closed:
+            work.close()
+            return
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def intent(self, server: str | None, tool: str | None) -> None:
         """The person is about to call a tool: the views booted ahead that lapsed boot again, and the template
-        of the tool named goes to the page now, so a view of it mounts without carrying it. Only a template read
-        when its server connected, of a tool this person may call, not on a block-list; nothing runs it."""
+        of the tool named goes to the page now, so a view of it mounts without carrying it, and its view boots
+        ahead (`PrebootedViews.boot_named`). Only a template read when its server connected, of a tool this
+        person may call, not on a block-list."""
         self.prebooted.wake()
         template = self.host.servers.template_read(server, tool) if server and tool else None
         if template is None or (self.host.trust is not None and self.host.trust.blocked(template)):
@@ -229,6 +236,9 @@ class LiveViews:
         ahead = self.ports.page_templates.ahead(template, view_html(template))
         if ahead is not None:
             self.page.send(ahead)
+        entry = self.host.servers.tool(server, tool) if server and tool else None
+        if entry is not None:
+            self._background(self.prebooted.boot_named(entry, template))
 
     def discard(self, view: ViewDriver, reason: str) -> None:
         """End a view that was never shown (booted ahead, not taken): no teardown, its frame goes."""

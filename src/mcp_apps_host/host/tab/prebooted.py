@@ -2,13 +2,15 @@
 in this tab (the next one), a view is mounted hidden before any call needs it, so its app is parsed and
 started when a call comes.
 
+The person naming a tool they are about to call boots its view too, a template never seen included, when
+a call would render it without asking (`boot_named`).
+
 It waits at ui/initialize: its `toolInfo`, tool input and result exist only once a call takes it
 (`LiveViews.take_prebooted`). Bounded by `prebooted_views_per_tab` and `prebooted_views_max_bytes`, one
 per template. One not taken within `prebooted_view_max_age` (before the app's SDK gives up waiting for
 its answer) lapses: it is ended, and boots again only when the person shows they are about to call a
-tool (`wake`), so a page left open costs nothing while nobody uses it. Only the host's mount path
-starts one, after the template passed its checks; a template held back for the person's review never
-gets one.
+tool (`wake`), so a page left open costs nothing while nobody uses it. One starts only for a template
+that would render without asking; a template held back for the person's review never gets one.
 """
 
 from __future__ import annotations
@@ -101,6 +103,22 @@ class PrebootedViews:
             if accepted and not self._shown_here(template):
                 self.boot(entry, template)
         self.views.prestarted.refresh()  # a proxy taken by a view booted here is loaded again for the next
+
+    async def boot_named(self, entry: ToolEntry, template: Template) -> None:
+        """The person named this tool (typed `/call SERVER TOOL`, pointed at it): its view boots now when a
+        call would render it without asking, a template never seen included. Pressing Enter would run it
+        with no question; until a call takes it, it waits at ui/initialize knowing nothing of any call."""
+        trust = self.views.host.trust
+        if not self._wanted(template):
+            return
+        try:
+            unasked = trust is None or await asyncio.to_thread(trust.renders_unasked, template)
+        except Exception:  # the pins could not be read: the view simply starts when called
+            log.exception("could not tell whether a template renders without asking")
+            return
+        if unasked and not self.views.closed and self._wanted(template):
+            self.views.prestarted.prepare(template)
+            self.boot(entry, template)
 
     def _shown_here(self, template: Template) -> bool:
         """A call mounted it while trust was asked: its next view boots once that one is up (`boot_after`),

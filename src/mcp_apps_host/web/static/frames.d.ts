@@ -49,7 +49,8 @@ export interface CancelFrame {
  * The person is about to call a tool (the chat box took the focus, or the pointer reached a tool): the views
  * booted ahead that lapsed unused boot again. When the page knows which tool (the chat box reads `/call SERVER
  * TOOL`, or the pointer is on that tool), the tool's template goes to the page now (`template-ahead`), so its
- * view's mount does not carry it.
+ * view's mount does not carry it, and its view boots ahead when a call would render it without asking (accepted,
+ * or never seen).
  */
 export interface IntentFrame {
   type: "intent";
