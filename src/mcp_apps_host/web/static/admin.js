@@ -2,7 +2,7 @@
 // its tool mode and what its views may do, editable; and a search of the audit trail.
 // Everything shown goes in as text (dom.js): names and values come from admins and servers.
 
-import { el } from "./dom.js";
+import { el, element } from "./dom.js";
 import { initialTheme, setTheme } from "./theme.js";
 
 /** The view rules of an entry (`views` key), in the order the editor shows them. */
@@ -213,9 +213,9 @@ async function search(event) {
 setTheme(initialTheme());
 buildViewRules();
 form.addEventListener("submit", save);
-document.querySelector("[data-testid=admin-cancel]").addEventListener("click", () => dialog.close());
-document.querySelector("[data-testid=admin-add]").addEventListener("click", () => openEditor(null));
-document.querySelector("[data-testid=admin-audit-form]").addEventListener("submit", search);
+element("[data-testid=admin-cancel]").addEventListener("click", () => dialog.close());
+element("[data-testid=admin-add]").addEventListener("click", () => openEditor(null));
+element("[data-testid=admin-audit-form]").addEventListener("submit", search);
 await load();
 await search();
 // Servers connect and fail while the page is open: their status follows (not while the admin is in the

@@ -2,7 +2,7 @@
 // the host's rendered markdown; the person's lines of a replayed conversation; and, while a
 // turn runs, a "thinking" indicator and Stop (button, or Escape in the chat box).
 
-import { el } from "./dom.js";
+import { el, element } from "./dom.js";
 import { appendToConversation, setTrailer, isNewest, personLine } from "./chat.js";
 
 // The indicator comes back only after a pause, so it does not blink between an answer's end
@@ -12,9 +12,11 @@ const THINKING_DELAY_MS = 300;
 /** @type {import("./socket.js").SendFrame} */
 let send = () => false;
 let running = false;
-let streaming = null; // {turn, bubble, text: Text} while deltas arrive for one bubble
+/** @type {{turn: number, bubble: HTMLElement, text: Text} | null} */
+let streaming = null; // while deltas arrive for one bubble
 let thinking = null;
-let thinkingTimer = null;
+/** @type {number | undefined} */
+let thinkingTimer;
 let stopButton;
 
 /** @param {import("./socket.js").SendFrame} sendFn */
@@ -49,7 +51,7 @@ export function turnState(msg) {
   stopButton.hidden = !running;
   stopButton.disabled = false;
   stopButton.querySelector(".stop-label").textContent = "Stop";
-  document.querySelector("[data-testid=composer]").classList.toggle("turn-running", running);
+  element("[data-testid=composer]").classList.toggle("turn-running", running);
   if (running) showThinking(0);
   else {
     hideThinking();

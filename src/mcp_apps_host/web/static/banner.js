@@ -1,7 +1,10 @@
 // The "disconnected" banner, with a countdown to the next attempt and a retry button.
 
+import { element } from "./dom.js";
+
 const banner = () => /** @type {HTMLElement} */ (document.querySelector("[data-testid=banner]"));
-let countdown = null;
+/** @type {number | undefined} */
+let countdown;
 let everOpened = false;
 
 // Close codes the host uses to refuse a connection (no session cookie, wrong Origin).
@@ -9,7 +12,7 @@ const REFUSED = new Set([1008, 4401, 4403]);
 
 export function showBanner({ code, retryAt }, retryNow) {
   const b = banner();
-  const text = b.querySelector(".banner-text");
+  const text = element(".banner-text", b);
   const button = /** @type {HTMLButtonElement} */ (b.querySelector(".banner-retry"));
   button.onclick = retryNow;
   const reason = REFUSED.has(code)
@@ -29,7 +32,7 @@ export function showBanner({ code, retryAt }, retryNow) {
 export function hideBanner() {
   everOpened = true;
   clearInterval(countdown);
-  countdown = null;
+  countdown = undefined;
   banner().hidden = true;
   document.documentElement.classList.remove("offline");
 }

@@ -10,9 +10,11 @@ let send = () => false;
 let scroller, inner, emptyState;
 let pinned = true; // follow new content while the person is at the bottom
 let lastTop = 0;
+/** @type {Element | null} */
 let trailer = null; // a node kept below everything else (the model's "thinking" indicator)
 const cards = new Map(); // callId -> {card, started, ...parts}
-let ticker = null;
+/** @type {number | undefined} */
+let ticker;
 
 /** @param {import("./socket.js").SendFrame} sendFn */
 export function initChat(sendFn) {
@@ -55,6 +57,7 @@ function follow() {
 // not hold up the answers the view waits for. Anything else added first puts them in, to keep the order.
 const DRAW_SOON_MS = 100;
 const drawSoon = {
+  /** @type {Node[]} */
   nodes: [],
   add(node) {
     if (!this.nodes.length) setTimeout(() => this.flush(), DRAW_SOON_MS);
@@ -281,7 +284,7 @@ export function callsLost() {
  * @returns {HTMLElement}
  */
 export function callSlot(callId, { server, tool } = {}) {
-  if (!cards.has(callId)) callStarted({ type: "call-started", callId, server, tool, arguments: {}, source: "person", appToolOf: null });
+  if (!cards.has(callId)) callStarted({ type: "call-started", callId, server: server ?? null, tool: tool ?? null, arguments: {}, source: "person", appToolOf: null });
   return cards.get(callId).views;
 }
 
@@ -298,7 +301,7 @@ function startTicker() {
     }
     if (!running) {
       clearInterval(ticker);
-      ticker = null;
+      ticker = undefined;
     }
   }, 500);
 }

@@ -23,7 +23,8 @@ const ARM_DELAY_MS = 400;
 let send = () => false;
 let layer;
 const queue = []; // questions: {key, kind, server, byModel, title, detail, extra, canRemember, subject, labels, reply}
-let showing = null; // {q, node, returnFocus, waiting}
+/** @type {{q: any, node: HTMLElement, returnFocus: HTMLElement | null, waiting: HTMLElement, remember: HTMLInputElement | null} | null} */
+let showing = null; // the question on screen
 
 /** @param {import("./socket.js").SendFrame} sendFn */
 export function initConsent(sendFn) {
@@ -124,6 +125,7 @@ function answer(allow) {
 }
 
 function close() {
+  if (!showing) return; // every caller checked that a question is showing
   const { node, returnFocus } = showing;
   node.remove();
   showing = null;
@@ -131,7 +133,7 @@ function close() {
   else if (returnFocus && returnFocus.isConnected) returnFocus.focus({ preventScroll: true });
 }
 
-function showNext(returnFocus = document.activeElement) {
+function showNext(returnFocus = /** @type {HTMLElement | null} */ (document.activeElement)) {
   const q = queue.shift();
   const server = String(q.server ?? "");
   const titleId = `question-${q.key.replace(/[^A-Za-z0-9_-]/g, "-")}`;
@@ -145,7 +147,9 @@ function showNext(returnFocus = document.activeElement) {
       el("button", { type: "button", class: "btn btn-ghost", "data-testid": "consent-deny", disabled: true, onclick: () => answer(false) }, q.labels[0]),
       el("button", { type: "button", class: "btn btn-primary", "data-testid": "consent-allow", disabled: true, onclick: () => answer(true) }, q.labels[1]),
     ];
-  const remember = q.canRemember ? el("input", { type: "checkbox", class: "checkbox", "data-testid": "consent-remember" }) : null;
+  const remember = q.canRemember
+    ? /** @type {HTMLInputElement} */ (el("input", { type: "checkbox", class: "checkbox", "data-testid": "consent-remember" }))
+    : null;
   const waiting = el("span", { class: "consent-queue" });
   const node = el("div", {
     class: "consent", "data-testid": "consent", "data-kind": q.kind, role: "dialog", "aria-modal": "true", "aria-labelledby": titleId, tabindex: "-1",

@@ -1,13 +1,14 @@
 // Conversations kept on record by the host: the sidebar list (open, new, rename, delete)
 // and the id this tab is showing, so a reload or reconnect asks for the same one again.
 
-import { el } from "./dom.js";
+import { el, element } from "./dom.js";
 
 const STORAGE_KEY = "mcp-apps-host.conversation"; // per tab: sessionStorage
 const CONFIRM_MS = 3000;
 
 /** @type {import("./socket.js").SendFrame} */
 let send = () => false;
+/** @type {string | null} */
 let currentId = null;
 
 /** @param {import("./socket.js").SendFrame} sendFn */
@@ -18,7 +19,7 @@ export function initConversations(sendFn) {
   } catch {
     currentId = null; // storage disabled: the host opens the most recent one
   }
-  document.querySelector("[data-testid=conversation-new]").addEventListener("click", () => send({ type: "conversation-new" }));
+  element("[data-testid=conversation-new]").addEventListener("click", () => send({ type: "conversation-new" }));
 }
 
 /** For `hello`: the conversation this tab was showing, if any. */
@@ -46,7 +47,7 @@ export function conversationOpened(msg) {
  */
 export function renderConversations(msg) {
   const section = /** @type {HTMLElement} */ (document.querySelector("[data-testid=conversations]"));
-  const list = section.querySelector(".conversation-list");
+  const list = element(".conversation-list", section);
   const items = Array.isArray(msg.items) ? msg.items : [];
   if (typeof msg.current === "string") currentId = msg.current;
   section.hidden = false;

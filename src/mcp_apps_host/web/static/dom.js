@@ -26,6 +26,22 @@ function append(node, children) {
   }
 }
 
+/**
+ * One of the page's own elements, which its HTML (or the page's own drawing under `root`) always has.
+ * A missing one means a broken page, so it throws, naming the selector, rather than return null.
+ * As with querySelector, the element type is the caller's to state (a typed variable it is assigned to);
+ * HTMLElement otherwise.
+ * @template {Element} [T=HTMLElement]
+ * @param {string} selector
+ * @param {ParentNode} [root]
+ * @returns {T}
+ */
+export function element(selector, root = document) {
+  const node = root.querySelector(selector);
+  if (!node) throw new Error(`The page has no element ${selector}`);
+  return /** @type {T} */ (node);
+}
+
 /** Pretty JSON for display; never throws. */
 export function prettyJSON(value) {
   try {

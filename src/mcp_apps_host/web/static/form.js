@@ -1,15 +1,21 @@
 // The tool picker: a dialog with a form generated from the tool's inputSchema, a "JSON"
 // toggle to edit the raw arguments, and submit → `call` to the host.
 
-import { el, prettyJSON, trapTab } from "./dom.js";
+import { el, element, prettyJSON, trapTab } from "./dom.js";
 import { buildObjectFields, FieldError } from "./fields.js";
 
 /** @type {import("./socket.js").SendFrame} */
 let send = () => false;
+/** @type {HTMLElement | null} */
 let overlay = null; // backdrop + dialog, built once
-let panel = null;
+/** @type {HTMLElement} */
+let panel; // built with the overlay, and read only once it is
+/** @type {HTMLElement | null} */
 let returnFocus = null;
-let state = null; // {server, tool, schema, fields, json: bool}
+/** @type {{server: string, tool: string, schema: Record<string, any>, fields: any, json: boolean, submitArgs: SubmitArgs | null} | null} */
+let state = null; // the tool shown, while the picker is open
+
+/** @typedef {(args: Record<string, any>) => boolean} SubmitArgs */
 
 /** @param {import("./socket.js").SendFrame} sendFn */
 export function initForm(sendFn) {
@@ -18,11 +24,12 @@ export function initForm(sendFn) {
 
 // A plain overlay rather than a native modal <dialog>: a modal dialog makes the rest of
 // the page inert, and a consent question arriving meanwhile must stay answerable.
+/** @returns {HTMLElement} the backdrop */
 function ensureOverlay() {
-  if (overlay) return;
+  if (overlay) return overlay;
   panel = el("div", { class: "picker", "data-testid": "picker", role: "dialog", "aria-modal": "true", "aria-labelledby": "picker-title" });
-  overlay = el("div", { class: "picker-backdrop", hidden: true }, panel);
-  overlay.addEventListener("mousedown", (e) => { if (e.target === overlay) closePicker(); });
+  const backdrop = el("div", { class: "picker-backdrop", hidden: true }, panel);
+  backdrop.addEventListener("mousedown", (e) => { if (e.target === backdrop) closePicker(); });
   panel.addEventListener("keydown", (e) => {
     if (e.key === "Escape") {
       e.preventDefault();
@@ -30,7 +37,9 @@ function ensureOverlay() {
       closePicker();
     } else if (e.key === "Tab") trapTab(e, panel);
   });
-  document.body.append(overlay);
+  document.body.append(backdrop);
+  overlay = backdrop;
+  return backdrop;
 }
 
 export function pickerOpen() {
@@ -38,7 +47,7 @@ export function pickerOpen() {
 }
 
 export function closePicker() {
-  if (!pickerOpen()) return;
+  if (!overlay || overlay.hidden) return; // not open
   overlay.hidden = true;
   panel.replaceChildren();
   state = null;
@@ -46,10 +55,12 @@ export function closePicker() {
 }
 
 /** Open the picker for one tool: {server, tool: {name, title, description, inputSchema}}. `submit`, when
- *  given, sends the arguments instead of a `call` frame (a view's own tool); it returns whether it was sent. */
+ *  given, sends the arguments instead of a `call` frame (a view's own tool); it returns whether it was sent.
+ *  @param {SubmitArgs | null} [submitArgs]
+ */
 export function openToolForm(server, tool, submitArgs = null) {
-  ensureOverlay();
-  if (!pickerOpen()) returnFocus = document.activeElement;
+  const backdrop = ensureOverlay();
+  if (!pickerOpen()) returnFocus = /** @type {HTMLElement | null} */ (document.activeElement);
   const schema = tool.inputSchema && typeof tool.inputSchema === "object" ? tool.inputSchema : { type: "object" };
   state = { server, tool: tool.name, schema, fields: null, json: false, submitArgs };
 
@@ -84,12 +95,13 @@ export function openToolForm(server, tool, submitArgs = null) {
 
   showFields(body, undefined);
   panel.replaceChildren(form);
-  overlay.hidden = false;
-  const first = body.querySelector("input, select, textarea");
-  (first || panel.querySelector("[data-testid=picker-submit]")).focus();
+  backdrop.hidden = false;
+  const first = /** @type {HTMLElement | null} */ (body.querySelector("input, select, textarea"));
+  (first || element("[data-testid=picker-submit]", panel)).focus();
 }
 
 function showFields(body, values) {
+  if (!state) return; // the picker is open: it has a tool
   state.fields = buildObjectFields(state.schema, values);
   body.replaceChildren(
     state.fields.names.length ? state.fields.node : el("p", { class: "muted" }, "This tool takes no arguments."),
@@ -104,6 +116,7 @@ function showJSON(body, value) {
 }
 
 function toggleJSON(body, toggle, error) {
+  if (!state) return; // the picker is open: it has a tool
   hideError(error);
   try {
     if (!state.json) {
@@ -111,7 +124,8 @@ function toggleJSON(body, toggle, error) {
       state.json = true;
     } else {
       const value = parseJSONArgs(body);
-      const unknown = Object.keys(value).filter((k) => !state.fields.names.includes(k));
+      const { names } = state.fields;
+      const unknown = Object.keys(value).filter((k) => !names.includes(k));
       if (unknown.length) {
         // The form can only show schema properties; switching would silently drop these.
         showError(error, `Not in the schema, so the form can't show them: ${unknown.join(", ")}. Stay in JSON to keep them.`);
@@ -143,6 +157,7 @@ function parseJSONArgs(body) {
 }
 
 function submit(form, error) {
+  if (!state) return; // the picker is open: it has a tool
   hideError(error);
   let args;
   try {

@@ -9,11 +9,18 @@ import { openToolForm } from "./form.js";
 let send = () => false;
 /** @type {{server: string, tool: Record<string, any>}[]} */
 let apps = [];
+/** @type {HTMLElement | null} */
 let overlay = null; // backdrop + dialog, built once
-let panel = null;
-let search = null;
-let list = null;
-let status = null;
+// Built with the overlay, and read only once it is.
+/** @type {HTMLElement} */
+let panel;
+/** @type {HTMLInputElement} */
+let search;
+/** @type {HTMLElement} */
+let list;
+/** @type {HTMLElement} */
+let status;
+/** @type {HTMLElement | null} */
 let returnFocus = null;
 
 /** @param {import("./socket.js").SendFrame} sendFn */
@@ -50,8 +57,9 @@ export function launcherOpen() {
 }
 
 // A plain overlay, as the picker's: a consent question arriving meanwhile must stay answerable.
+/** @returns {HTMLElement} the backdrop */
 function ensureOverlay() {
-  if (overlay) return;
+  if (overlay) return overlay;
   search = el("input", {
     type: "search", class: "input launcher-search", "data-testid": "launcher-search", id: "launcher-search",
     placeholder: "Search apps", autocomplete: "off", spellcheck: "false",
@@ -88,10 +96,12 @@ function ensureOverlay() {
   status,
   list,
   );
-  overlay = el("div", { class: "picker-backdrop launcher-backdrop", hidden: true }, panel);
-  overlay.addEventListener("mousedown", (e) => { if (e.target === overlay) closeLauncher(); });
+  const backdrop = el("div", { class: "picker-backdrop launcher-backdrop", hidden: true }, panel);
+  backdrop.addEventListener("mousedown", (e) => { if (e.target === backdrop) closeLauncher(); });
   panel.addEventListener("keydown", onKey);
-  document.body.append(overlay);
+  document.body.append(backdrop);
+  overlay = backdrop;
+  return backdrop;
 }
 
 function onKey(e) {
@@ -119,17 +129,17 @@ function moveFocus(index) {
 }
 
 export function openLauncher() {
-  ensureOverlay();
-  if (!launcherOpen()) returnFocus = document.activeElement;
+  const backdrop = ensureOverlay();
+  if (!launcherOpen()) returnFocus = /** @type {HTMLElement | null} */ (document.activeElement);
   search.value = "";
-  overlay.hidden = false;
+  backdrop.hidden = false;
   renderList();
   search.focus();
 }
 
 /** @param {{restoreFocus?: boolean}} [options] */
 export function closeLauncher({ restoreFocus = true } = {}) {
-  if (!launcherOpen()) return;
+  if (!overlay || overlay.hidden) return; // not open
   overlay.hidden = true;
   list.replaceChildren();
   if (restoreFocus && returnFocus && returnFocus.isConnected) returnFocus.focus();

@@ -14,6 +14,7 @@ const PLACEHOLDER_HEIGHT = 120; // a view replayed as a placeholder, never measu
 
 /** @type {import("./socket.js").SendFrame} */
 let send = () => false;
+/** @type {IntersectionObserver | null} */
 let observer = null;
 const handles = new WeakMap(); // container -> handle
 const seen = new Map(); // handle -> last visibility sent
@@ -25,13 +26,14 @@ export function initLazy(sendFn) {
   observer = new IntersectionObserver(onEntries, { root, rootMargin: NEAR });
 }
 
-function onEntries(entries) {
+/** @param {IntersectionObserver} io the observer reporting them (initLazy's) */
+function onEntries(entries, io) {
   for (const entry of entries) {
     const target = entry.target;
     const handle = handles.get(target);
     if (!target.isConnected || handle === undefined) {
       // Replaced (mounted again) or removed with its conversation.
-      observer.unobserve(target);
+      io.unobserve(target);
       continue;
     }
     if (target.dataset.displayMode && target.dataset.displayMode !== "inline") continue; // pip, fullscreen: in sight

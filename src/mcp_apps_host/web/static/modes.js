@@ -86,9 +86,10 @@ export function placeView(v, mode) {
   const from = v.mode;
   if (mode !== "inline" && from === "inline" && v.container.isConnected) {
     // The slot holds the container's place and height in the conversation while it is lifted out.
-    m.slot = el("div", { class: "view-mode-slot", "data-testid": "view-mode-slot", "aria-hidden": "true" });
-    m.slot.style.height = `${v.container.getBoundingClientRect().height}px`;
-    v.container.before(m.slot);
+    const slot = el("div", { class: "view-mode-slot", "data-testid": "view-mode-slot", "aria-hidden": "true" });
+    slot.style.height = `${v.container.getBoundingClientRect().height}px`;
+    v.container.before(slot);
+    m.slot = slot;
   }
   if (mode === "inline" && m.slot) {
     m.slot.remove();

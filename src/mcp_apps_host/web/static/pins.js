@@ -10,8 +10,11 @@ import * as record from "./viewrecord.js";
 
 /** @type {import("./socket.js").SendFrame} */
 let send = () => false;
-let panel = null;
-let list = null;
+// Built by initPins, before anything reads them.
+/** @type {HTMLElement} */
+let panel;
+/** @type {HTMLElement} */
+let list;
 /** @type {Map<string, {v: View, slot: HTMLElement, note: HTMLElement | null, observer: ResizeObserver | null}>} */
 const pinned = new Map(); // handle -> {v, slot, note, observer}
 
@@ -68,8 +71,11 @@ export function pinnedSlot(handle) {
  * @param {boolean} on
  */
 export function setPinned(v, on) {
-  v.pinButton.setAttribute("aria-pressed", String(on));
-  v.pinButton.setAttribute("aria-label", on ? "Unpin from the side panel" : "Pin to the side panel");
+  // Only a failed view has no pin button, and it is never pinned.
+  if (v.pinButton) {
+    v.pinButton.setAttribute("aria-pressed", String(on));
+    v.pinButton.setAttribute("aria-label", on ? "Unpin from the side panel" : "Pin to the side panel");
+  }
   record.setPinned(v, on);
   const entry = pinned.get(v.handle);
   if (on && !entry) {

@@ -7,6 +7,7 @@ const FRAME_SANDBOX = "allow-scripts allow-same-origin allow-forms";
 const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
 
 const pool = new Map(); // key -> {iframe, origin, url, ready}
+/** @type {HTMLElement | null} */
 let holder = null;
 
 export function initPrestart() {

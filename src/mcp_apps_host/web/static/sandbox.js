@@ -21,9 +21,14 @@
   const FEATURES = new Set(["camera", "microphone", "geolocation", "clipboard-write"]);
   const PERMISSION_FEATURE = { camera: "camera", microphone: "microphone", geolocation: "geolocation", clipboardWrite: "clipboard-write" };
 
-  let parentOrigin = null; // learned from the resource-ready message; null until then
+  // All four are set together when the view is rendered, and null until then.
+  /** @type {string | null} */
+  let parentOrigin = null; // learned from the resource-ready message
+  /** @type {HTMLIFrameElement | null} */
   let inner = null; // the view's iframe
+  /** @type {string | null} */
   let innerOrigin = null; // the origin the view's document must have
+  /** @type {string | null} */
   let innerTarget = null; // targetOrigin for posting to the view
 
   function methodOf(data) {
@@ -115,11 +120,11 @@
       if (event.origin !== parentOrigin) return;
       // Reserved methods are for the proxy: a second resource-ready is ignored, not relayed.
       if (method.startsWith(RESERVED)) return;
-      if (inner && inner.contentWindow) inner.contentWindow.postMessage(data, innerTarget);
+      if (inner && inner.contentWindow && innerTarget !== null) inner.contentWindow.postMessage(data, innerTarget);
       return;
     }
 
-    if (inner && event.source === inner.contentWindow && event.source !== null) {
+    if (inner && parentOrigin !== null && event.source === inner.contentWindow && event.source !== null) {
       // The view's document is our srcdoc; a different origin means the inner frame was
       // navigated away from the HTML the host vetted, so it no longer speaks for the view.
       if (event.origin !== innerOrigin) return;

@@ -1,7 +1,7 @@
 // The sidebar: every server with a status dot and its error, and its callable tools.
 // Clicking a tool opens the picker. Redrawn whole on each `servers` frame.
 
-import { el } from "./dom.js";
+import { el, element } from "./dom.js";
 import { openToolForm } from "./form.js";
 import { openSignIn, renderSignIns, signOut } from "./signin.js";
 
@@ -11,7 +11,7 @@ const collapsed = new Set(); // server names the person folded; survives redraws
 
 /** @param {import("./frames").ServersFrame} msg */
 export function renderServers(msg) {
-  const nav = document.querySelector("[data-testid=servers]");
+  const nav = element("[data-testid=servers]");
   const servers = Array.isArray(msg.servers) ? msg.servers : [];
   renderSignIns(servers);
   // Keep keyboard focus on the same tool across a redraw.

@@ -46,8 +46,9 @@ export class HostSocket {
    * @param {(msg: HostFrameOf<T>) => void} fn
    */
   on(type, fn) {
-    if (!this.handlers.has(type)) this.handlers.set(type, []);
-    this.handlers.get(type).push(fn);
+    const fns = this.handlers.get(type);
+    if (fns) fns.push(fn);
+    else this.handlers.set(type, [fn]);
     return this;
   }
 
@@ -59,7 +60,7 @@ export class HostSocket {
    *  the host's state for this tab starts afresh on each connection. */
   /** @param {PageFrame} obj */
   send(obj) {
-    if (!this.open) return false;
+    if (!this.ws || !this.open) return false;
     let text;
     try {
       text = JSON.stringify(obj);

@@ -1,6 +1,8 @@
 // Light/dark: the person's choice (remembered), the toggle button, and the host's
 // style variables for the page itself (the same names views receive, so both match).
 
+import { element } from "./dom.js";
+
 const STORAGE_KEY = "mcp-apps-host.theme";
 const root = document.documentElement;
 // Only custom properties with plain names are applied; anything else is not a variable.
@@ -12,6 +14,7 @@ let applied = new Set();
 
 /** The theme to start with: remembered choice, else the system preference. */
 export function initialTheme() {
+  /** @type {string | null} */
   let saved = null;
   try {
     saved = localStorage.getItem(STORAGE_KEY);
@@ -63,8 +66,7 @@ export function applyHostTheme(msg) {
  */
 export function initThemeToggle(onToggle) {
   setTheme(initialTheme());
-  const button = document.querySelector("[data-testid=theme-toggle]");
-  button.addEventListener("click", () => {
+  element("[data-testid=theme-toggle]").addEventListener("click", () => {
     const next = current === "dark" ? "light" : "dark";
     setTheme(next);
     try {

@@ -58,6 +58,7 @@ export function initViews(sendFn) {
 function onMessage(event) {
   // Which of our proxy frames sent this? Anything else (the page itself, a view posting
   // straight to window.top, another tab) is not ours to relay.
+  /** @type {View | null} */
   let view = null;
   for (const v of record.allViews()) {
     if (v.iframe && event.source !== null && v.iframe.contentWindow === event.source) {
@@ -158,18 +159,19 @@ export function viewMount(msg) {
     if (old.iframe) old.iframe.remove();
     dropModes(old);
     old.container.replaceWith(container);
-    record.forgetView(msg.replaces);
+    record.forgetView(old.handle);
     viewReplaced(msg.replaces, handle); // a card naming the old view (`call-delivered`) names this one
   } else if (msg.pinned === true) {
     pinnedSlot(handle).append(container); // a pinned view brought back: it has no card here
   } else {
-    callSlot(msg.callId, { server, tool }).append(container);
+    // callId is null only for a view booted ahead, placed above.
+    callSlot(/** @type {number} */ (msg.callId), { server, tool }).append(container);
   }
   if (msg.pinned === true) setPinned(view, true);
   observeView(container, handle);
   if (msg.parked === true) {
     // Of the height the view's frame last had, when the host knows it; mounted when it comes into sight.
-    drawPlaceholder(view, Number.isFinite(msg.height) ? msg.height : undefined);
+    drawPlaceholder(view, typeof msg.height === "number" && Number.isFinite(msg.height) ? msg.height : undefined);
     return;
   }
 
@@ -212,10 +214,13 @@ export function viewMount(msg) {
   frameBox.prepend(iframe);
 }
 
+/** @type {HTMLElement | null} */
 let holder = null;
 function prebootHolder() {
   if (!holder) {
-    holder = el("div", { class: "view-preboot", "aria-hidden": "true" });
+    /** @type {HTMLElement} */
+    const box = el("div", { class: "view-preboot", "aria-hidden": "true" });
+    holder = box;
     holder.inert = true;
     holder.style.cssText = "position:fixed;left:-10000px;top:0;width:720px;overflow:hidden;pointer-events:none";
     document.body.append(holder);
@@ -379,7 +384,7 @@ export function viewLog(msg) {
   const level = String(msg.level ?? "info");
   v.logList.append(el("li", { class: `log-line log-${level.replace(/[^a-z]/gi, "")}`, "data-level": level },
     el("span", { class: "log-level" }, level), el("span", { class: "log-text" }, String(msg.text ?? ""))));
-  while (v.logList.childElementCount > MAX_LOG_LINES) v.logList.firstElementChild.remove();
+  while (v.logList.childElementCount > MAX_LOG_LINES) v.logList.firstElementChild?.remove();
   v.log.hidden = false;
   v.logCount.textContent = String(v.logList.childElementCount);
 }

@@ -2,7 +2,7 @@
 // offers them to the model under `modelName`; a person calls one with the tool picker's form,
 // sent as `app-tool-call`. Everything shown is the view's own word, so it is rendered as text.
 
-import { el } from "./dom.js";
+import { el, element } from "./dom.js";
 import { openToolForm } from "./form.js";
 import * as record from "./viewrecord.js";
 
@@ -38,5 +38,5 @@ export function viewTools(msg) {
       "Tools of this view ", el("span", { class: "count" }, String(tools.length))),
     list);
   record.setToolsBox(v, box);
-  v.container.querySelector(".view-foot").prepend(box);
+  element(".view-foot", v.container).prepend(box);
 }
