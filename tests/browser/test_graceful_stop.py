@@ -610,7 +610,7 @@ def test_a_tab_whose_machine_stops_goes_on_on_the_other_behind_the_proxy(service
 
     signalled = time.monotonic()
     os.killpg(on.proc.pid, signal.SIGTERM)
-    page.wait_for_function("document.documentElement.dataset.reconnects === '1'", timeout=60_000)
+    page.wait_for_function("() => document.documentElement.dataset.reconnects === '1'", timeout=60_000)
     page.wait_for_function("w => document.documentElement.dataset.worker !== w", arg=worker, timeout=60_000)
     assert on.proc.wait(timeout=DEADLINE + 60) == 0
     stopped_in = time.monotonic() - signalled
