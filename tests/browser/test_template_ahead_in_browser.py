@@ -5,10 +5,12 @@ shows its result. The view itself boots before Enter too, and Enter gives it the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +32,26 @@ def until(page: Page, condition: Any, what: str, timeout: float = 30) -> Any:
     return found
 
 
-def test_a_call_typed_in_the_chat_box_has_its_template_on_the_page_before_enter(start_host, chromium):
+@contextlib.contextmanager
+def console(start_host: Any, chromium: Any) -> Iterator[tuple[Page, list[dict[str, Any]]]]:
+    """The console of a host with the `rec` server, ready; and the host's frames as the page gets them."""
     host = start_host(servers={"rec": REC})
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
         attach_console(page)
-        received: list[dict[str, Any]] = []  # the host's frames, as the page got them
+        received: list[dict[str, Any]] = []
         page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: received.append(
             json.loads(payload if isinstance(payload, str) else payload.decode()))))
         page.goto(host.url)
         wait_servers(page, host, ["rec"])
+        yield page, received
+    finally:
+        context.close()
+
+
+def test_a_call_typed_in_the_chat_box_has_its_template_on_the_page_before_enter(start_host, chromium):
+    with console(start_host, chromium) as (page, received):
         box = page.locator("[data-testid=chat-input]")
         box.fill('/call rec record {"action": "ahead"}')
         ahead = until(page, lambda: [f for f in received if f["type"] == "template-ahead"], "the template ahead")
@@ -53,24 +64,13 @@ def test_a_call_typed_in_the_chat_box_has_its_template_on_the_page_before_enter(
         ready = [f for f in received if f["type"] == "view-post" and f["message"].get("method") == RESOURCE_READY]
         assert ready and "html" not in ready[0]["message"]["params"], "the mount carried the template again"
         assert received.index(ahead[0]) < received.index(mount)
-    finally:
-        context.close()
 
 
 def test_a_call_typed_in_the_chat_box_boots_its_never_seen_view_before_enter_and_enter_shows_that_view(
         start_host, chromium):
     """The template is new to the host (a fresh database): a call of it would render it without asking, so
     it boots hidden while the person finishes typing, and Enter gives it the call."""
-    host = start_host(servers={"rec": REC})
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        attach_console(page)
-        received: list[dict[str, Any]] = []
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: received.append(
-            json.loads(payload if isinstance(payload, str) else payload.decode()))))
-        page.goto(host.url)
-        wait_servers(page, host, ["rec"])
+    with console(start_host, chromium) as (page, received):
         box = page.locator("[data-testid=chat-input]")
         box.fill('/call rec record {"action": "booted"}')
         booted = until(page, lambda: [f for f in received if f["type"] == "view-mount" and f["prebooted"]],
@@ -83,5 +83,3 @@ def test_a_call_typed_in_the_chat_box_boots_its_never_seen_view_before_enter_and
         adopted = [f for f in received if f["type"] == "view-adopt"]
         assert [f["view"] for f in adopted] == [booted["view"]], "Enter did not give the call the booted view"
         assert [f for f in received if f["type"] == "view-mount" and not f["prebooted"]] == []
-    finally:
-        context.close()
