@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import socket
 from pathlib import Path
 
 import pytest
 
-from mcp_apps_host.cli import _parser, config_from_args, main
+from mcp_apps_host.cli import _build, _console, _parser, config_from_args, main
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -53,3 +55,30 @@ def test_a_port_in_use_is_reported(capsys, tmp_path: Path):
         port = taken.getsockname()[1]
         code, err = run(capsys, "--port", str(port), "--db", f"sqlite:///{tmp_path}/h.db")
     assert code == 1 and f"cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_a_started_console_freezes_what_it_loaded_out_of_the_collectors_full_passes(tmp_path: Path):
+    """Under load a full collection walked every object loaded at start-up, the event loop stopped for
+    100 ms and more, and freed none of them."""
+    args = _parser().parse_args(["serve", "--no-open", "--db", f"sqlite:///{tmp_path}/h.db"])
+    console = _console(args, config_from_args(args), "t")
+    ready: list[int] = []
+    _host, app = _build(console, lambda: ready.append(gc.get_freeze_count()))
+
+    async def start_and_stop() -> None:  # the ASGI lifespan, as uvicorn runs it
+        asked = asyncio.Queue[dict[str, str]]()
+        asked.put_nowait({"type": "lifespan.startup"})
+
+        async def send(message: dict[str, str]) -> None:
+            assert not message["type"].endswith(".failed"), message
+            if message["type"] == "lifespan.startup.complete":
+                asked.put_nowait({"type": "lifespan.shutdown"})
+
+        await app({"type": "lifespan", "asgi": {"version": "3.0"}}, asked.get, send)  # type: ignore[arg-type]
+
+    gc.unfreeze()
+    try:
+        asyncio.run(start_and_stop())
+        assert len(ready) == 1 and ready[0] > 0, "nothing was frozen when the console was ready"
+    finally:
+        gc.unfreeze()  # the test process goes on as it was
