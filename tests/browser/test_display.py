@@ -225,6 +225,10 @@ def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_re
     expect(view_frame(pinned).locator("#granted")).to_have_text("inline")
     audit = page.request.get(f"{host.origin}/api/audit?format=json&view={handle}&method=ui/request-display-mode")
     assert [e for e in audit.json()["events"] if e["direction"] == "view->host"], audit.text()
+    # Its inspector still opens: the other conversation's views went, not this one's panel.
+    pinned.locator("[data-testid=view-inspect]").click()
+    expect(pinned.locator("[data-testid=inspector]")).to_be_visible()
+    pinned.locator("[data-testid=view-inspect]").click()
 
     # Back to its own conversation: it is not mounted a second time.
     page.locator(f'[data-testid=conversation-item][data-id="{first_conversation}"] .conversation-open').click()

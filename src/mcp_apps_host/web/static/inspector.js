@@ -176,7 +176,11 @@ async function copyRecord(r) {
   }
 }
 
-/** The conversation was reset or the connection lost: the panels went with their views. */
-export function inspectorsReset() {
-  panels.clear();
+/**
+ * The conversation was reset or the connection lost: the panels went with their views, but for the views
+ * that stay (pinned ones), whose Inspect toggle still needs its panel.
+ * @param {Set<string>} [kept] the handles of the views that stay
+ */
+export function inspectorsReset(kept = new Set()) {
+  for (const handle of [...panels.keys()]) if (!kept.has(handle)) panels.delete(handle);
 }

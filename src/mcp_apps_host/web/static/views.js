@@ -425,15 +425,19 @@ export function viewsLost() {
 /** Host → page `conversation-reset`: the host dropped every view; their containers go with
  *  the conversation column, and their frames must stop talking to us now. */
 export function viewsReset() {
+  const kept = new Set();
   for (const v of [...record.allViews()]) {
-    if (v.pinned) continue; // pinned views stay live across conversations
+    if (v.pinned) { // pinned views stay live across conversations
+      kept.add(v.handle);
+      continue;
+    }
     if (v.iframe) v.iframe.remove();
     if (v.prebooted) v.container.remove();
     dropModes(v);
     record.forgetView(v.handle);
   }
   lazyReset();
-  inspectorsReset();
+  inspectorsReset(kept);
   document.documentElement.classList.remove("has-fullscreen-view");
 }
 
