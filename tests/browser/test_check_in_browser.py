@@ -45,8 +45,9 @@ def test_check_fails_each_broken_view_for_its_own_reason(tmp_path: Path) -> None
     assert rc == 1, err
     by_name = cases(root)
     assert sorted(by_name) == sorted(f"fx/{t}" for t in (
-        "blank", "client-info", "csp-blocked", "early", "good", "no-initialized", "size-loop"))
-    assert by_name["fx/good"].find("failure") is None, failure(by_name["fx/good"])
+        "blank", "client-info", "csp-blocked", "early", "good", "no-initialized", "redraws", "size-loop"))
+    for passing in ("fx/good", "fx/redraws"):
+        assert by_name[passing].find("failure") is None, failure(by_name[passing])
     expected = {
         "fx/no-initialized": "never sent ui/notifications/initialized",
         "fx/client-info": "clientInfo",
@@ -63,7 +64,7 @@ def test_check_fails_each_broken_view_for_its_own_reason(tmp_path: Path) -> None
     assert {v["tool"]: v["passed"] for v in doc["views"]}["good"] is True
     assert doc["passed"] is False
     shots = sorted(out.glob("*.png"))
-    assert len(shots) == 7, shots
+    assert len(shots) == 8, shots
     assert all(p.read_bytes().startswith(PNG) for p in shots)
 
 

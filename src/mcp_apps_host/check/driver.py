@@ -94,19 +94,33 @@ class ViewDriver:
         obs.settled = await trail.settle(M.SIZE_CHANGED, s.check_settle, s.check_settle_max)
         frame = view.locator("iframe.proxy")
         await frame.scroll_into_view_if_needed()
-        light = await frame.screenshot()
+        light = await _drawn(context, frame, s.check_settle_max)
         await page.locator("[data-testid=theme-toggle]").click()
         dark: bytes | None = None
         if await trail.wait_for(_dark_sent, 5.0):
             settled = await trail.settle(M.SIZE_CHANGED, s.check_settle, s.check_settle_max)
             obs.settled = obs.settled and settled
-            dark = await frame.screenshot()
+            dark = await _drawn(context, frame, s.check_settle_max)
         pixels = await read_pixels(context, light, dark)
         obs.blank_light = is_blank(pixels["light"])
         obs.blank_dark = is_blank(pixels["dark"])
         obs.dark_differs = pixels["differs"]
         if self.out is not None:
             await _keep(self.out, ViewJob(obs.server, obs.tool, obs.arguments), pixels["png"], obs)
+
+
+async def _drawn(context: Any, frame: Any, within: float) -> bytes:
+    """The frame's screenshot once it shows something, or its last one after ``within`` seconds.
+
+    A view may clear its drawing to redraw it (a canvas re-rendered for a new theme): a single
+    shot taken then is blank though the view draws.
+    """
+    deadline = time.monotonic() + within
+    while True:
+        shot: bytes = await frame.screenshot()
+        if not is_blank((await read_pixels(context, shot, None))["light"]) or time.monotonic() >= deadline:
+            return shot
+        await asyncio.sleep(0.25)
 
 
 def _delivered(records: list[Record], methods: tuple[str, ...]) -> bool:
