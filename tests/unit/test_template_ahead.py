@@ -7,12 +7,15 @@ block-list; an unknown tool is no error."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_apps_host.host.process.compat import view_html
+from mcp_apps_host.policy.trust import TemplateTrust
 from tests.unit.tabdriver import CONSOLE, Socket, app_for, open_tab
 from tests.unit.test_failing_servers import call
 from tests.unit.test_later_results import REC
@@ -90,6 +93,30 @@ async def test_a_template_that_changed_since_the_person_accepted_it_does_not_boo
         await tab.until(lambda f: f["type"] == "template-ahead")
         await settled(tab)
         assert booted(tab) == []
+
+
+async def test_an_intent_for_a_template_whose_view_a_call_is_starting_boots_no_second_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Enter right after the line: the call mounts the view while the intent's trust check runs. Another view
+    of it booted then would only take the CPU from the one the person waits for; the next boots once that is up."""
+    answered = threading.Event()
+    asked = TemplateTrust.renders_unasked
+
+    def renders_unasked(self: TemplateTrust, template: Any) -> bool:
+        try:
+            return asked(self, template)
+        finally:
+            answered.set()
+
+    monkeypatch.setattr(TemplateTrust, "renders_unasked", renders_unasked)
+    app = app_for({"rec": REC}, f"sqlite:///{tmp_path}/h.db")
+    async with open_tab(app) as tab:
+        call_id = await call(tab, "rec", "record")
+        await tab.until(lambda f: f["type"] == "view-mount" and f["callId"] == call_id, timeout=30)
+        tab.put({"type": "intent", "server": "rec", "tool": "record"})
+        assert await anyio.to_thread.run_sync(answered.wait, 30), "the intent's trust check never ran"
+        await settled(tab)
+        assert booted(tab) == [], "a second view of the template booted beside the call's"
 
 
 @pytest.mark.parametrize("server, tool", [("rec", "nope"), ("nope", "record"), ("rec", "rec-app-only")],

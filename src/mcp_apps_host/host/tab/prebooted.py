@@ -116,13 +116,13 @@ class PrebootedViews:
         except Exception:  # the pins could not be read: the view simply starts when called
             log.exception("could not tell whether a template renders without asking")
             return
-        if unasked and not self.views.closed and self._wanted(template):
+        if unasked and not self.views.closed and self._wanted(template) and not self._shown_here(template):
             self.views.prestarted.prepare(template)
             self.boot(entry, template)
 
     def _shown_here(self, template: Template) -> bool:
-        """A call mounted it while trust was asked: its next view boots once that one is up (`boot_after`),
-        and one booted now would only take the CPU from it."""
+        """A call mounted it (while trust was asked, or Enter came right after the tool was named): its next
+        view boots once that one is up (`boot_after`), and one booted now would only take the CPU from it."""
         return any(t.sha256 == template.sha256 and t.server == template.server for _, t in self._after.values())
 
     def _known(self) -> list[tuple[ToolEntry, Template]]:
