@@ -52,6 +52,7 @@ from .audit_events import (
     payload_sha256,
     to_row,
 )
+from .checkpoints import Checkpointer, checkpointed_by_others, wal_backed
 from .db import open_database
 from .outage import Backlog, Held, cannot_write, unavailable
 from .schema import audit_events, audit_payloads
@@ -227,10 +228,14 @@ class AuditLog:
         self._batches = BatchWriter()
         self._failure: BaseException | None = None
         self._ready = threading.Event()
+        # On SQLite the writer's commits leave the log's checkpoints to a thread of their own (`checkpoints.py`).
+        self._checkpoints = Checkpointer(self.engine) if wal_backed(self.engine) else None
         self._writer = threading.Thread(target=self._run, name="audit-writer", daemon=True)
         self._writer.start()
         self._ready.wait()
         if self._failure is not None:
+            if self._checkpoints is not None:
+                self._checkpoints.stop()
             raise self._failure
 
     # -- writing ---------------------------------------------------------------------------
@@ -310,6 +315,8 @@ class AuditLog:
             self._closed = True
             self._queue.put(_STOP)
         self._writer.join(timeout)
+        if self._checkpoints is not None:
+            self._checkpoints.stop()
         if self._owns_engine:
             self.engine.dispose()
 
@@ -323,7 +330,10 @@ class AuditLog:
 
     def _connect(self) -> Connection:
         # The engine's own connect hook (store.db) makes SQLite commits survive a killed host.
-        return self.engine.connect()
+        conn = self.engine.connect()
+        if self._checkpoints is not None:
+            checkpointed_by_others(conn)
+        return conn
 
     def _run(self) -> None:
         conn: Connection | None
@@ -348,6 +358,8 @@ class AuditLog:
                     self._give_up(held)
                 metrics.AUDIT_QUEUE_DEPTH.dec(held.written - settled)  # written, or given up
                 _run_jobs(jobs)  # after the commit: a reply waiting for it goes first
+                if self._checkpoints is not None and (held.written > settled or jobs):
+                    self._checkpoints.committed()
                 # Hold nothing of this batch while waiting for the next: a job's function may keep a tab alive.
                 del jobs
                 if stopping and not held.rows:
