@@ -73,8 +73,8 @@ class Checkpointer:
                     failing = False
                 except Exception as exc:  # a busy or absent database: the next commit tries again
                     if not failing:
-                        log.warning("checkpoint of the write-ahead log failed (%s); SQLite's own checkpoints "
-                                    "go on meanwhile", type(exc).__name__)
+                        log.warning("checkpoint of the write-ahead log failed (%s); tried again after the "
+                                    "next commit", type(exc).__name__)
                     failing = True
                     if conn is not None:
                         with contextlib.suppress(Exception):
