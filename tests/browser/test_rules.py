@@ -192,9 +192,11 @@ def test_long_call_shows_progress_and_cancels(start_host, page_for):
     card.locator("[data-testid=call-cancel]").click()
     page.locator('[data-testid=call][data-state="cancelled"]').wait_for(timeout=15_000)
     cancelled = frame.locator("li.seen", has_text="tool-cancelled")
-    cancelled.wait_for(timeout=15_000)
+    # The view heard it (its line is in its document); whether the line is laid out yet is not this test's:
+    # once in about fifty runs on a loaded machine Chromium reported it without a box for 15 s.
+    cancelled.wait_for(state="attached", timeout=15_000)
     assert frame.locator("li.seen", has_text="tool-result").count() == 0
-    assert "cancelled by the person" in cancelled.inner_text()
+    assert "cancelled by the person" in (cancelled.text_content() or "")
 
 
 def test_server_that_hangs_times_out_and_is_retried(start_host, page_for, monkeypatch):
