@@ -10,6 +10,7 @@ import pytest
 
 from mcp_apps_host.store import checkpoints
 from mcp_apps_host.store.audit import AuditEvent, AuditLog
+from mcp_apps_host.store.db import open_database
 
 PAGE = 4096  # SQLite's default page size
 AUTOCHECKPOINT_PAGES = 1000  # SQLite's default wal_autocheckpoint
@@ -79,3 +80,19 @@ def test_no_checkpointing_thread_for_a_database_in_memory():
         assert log._checkpoints is None
     finally:
         log.close()
+
+
+def test_a_shared_engine_gets_no_connection_back_that_leaves_its_checkpoints_to_others(tmp_path: Path):
+    engine = open_database(f"sqlite:///{tmp_path / 'a.db'}")
+    try:
+        log = AuditLog(engine)
+        record(log, 0, 3)
+        log.close()
+        held = [engine.connect() for _ in range(4)]  # more than the log's two connections: every pooled one
+        try:
+            assert [c.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() for c in held] == [1000] * 4
+        finally:
+            for c in held:
+                c.close()
+    finally:
+        engine.dispose()

@@ -367,6 +367,8 @@ class AuditLog:
         finally:
             if conn is not None:
                 with contextlib.suppress(Exception):
+                    if self._checkpoints is not None:
+                        conn.invalidate()  # not back to a shared pool: it makes no checkpoints of its own
                     conn.close()
 
     def _take(self, held: Backlog, jobs: list[Any]) -> bool:
