@@ -194,18 +194,18 @@ async def test_a_postgres_restart_during_a_burst_loses_no_answer_and_everything_
             await until(lambda: set(burst.replies()) == set(burst.sent), "every request of the burst answered")
             lost, errors = check_burst(burst, on_record_pg(url, burst.view), "is unreachable")
 
+            def news_after(got: list[tuple[dict[str, Any], float]]) -> list[dict[str, Any]]:
+                return [n for n, at in got if n.get("conversation") and n.get("item") and at > up_at]
+
             # The other app listens again (told it may have missed what was sent before: its listener may come
             # back after this whole burst was published), so what this tab does next reaches it.
             await until(lambda: any(n.get("missed") and at > down_at for n, at in heard),
                         "the other app told it may have missed news",
-                        explain=lambda: bus_report(url, here, there, sum(at > up_at for _, at in echoed)))
+                        explain=lambda: bus_report(url, here, there, len(news_after(echoed))))
             # The tab carries on: a new call from the page, its view, and the view's own request.
             call_id = await call(tab, "fine", "fine-view")
             assert (await ended(tab, call_id))["type"] == "call-finished"
             # The other app hears this tab's conversation over the bus, as it did before the restart.
-            def news_after(got: list[tuple[dict[str, Any], float]]) -> list[dict[str, Any]]:
-                return [n for n, at in got if n.get("conversation") and n.get("item") and at > up_at]
-
             await until(lambda: news_after(heard), "the other app to hear news after the restart",
                         explain=lambda: bus_report(url, here, there, len(news_after(echoed))))
     print(f"\nPostgreSQL restart during a burst of {len(burst.sent)} requests: {lost} answers lost, {errors} "
