@@ -298,6 +298,33 @@ def test_failed_commit_reaches_the_caller(audit: AuditLog):
         asyncio.run(audit.record(ev(1)))
 
 
+def test_a_writer_that_breaks_fails_its_waiters_instead_of_leaving_them_waiting(db_url: str,
+                                                                             monkeypatch: pytest.MonkeyPatch):
+    """A fault in the writer thread itself (not a failed commit): every reply waiting for it is told so, and
+    whatever comes later is refused, naming why; nothing waits forever."""
+    log = AuditLog(db_url)
+    try:
+        def broken(self: object, now: float) -> None:
+            raise RuntimeError("a fault in the writer")
+
+        # Between a commit and the release of the replies that wait for it.
+        monkeypatch.setattr("mcp_apps_host.store.outage.Backlog.up", broken)
+
+        async def main() -> None:
+            waiting = [asyncio.ensure_future(log.record(ev(n))) for n in range(5)]
+            done, pending = await asyncio.wait(waiting, timeout=30)
+            assert not pending, "replies still wait for a writer that stopped"
+            assert all(isinstance(d.exception(), RuntimeError) for d in done)
+            with pytest.raises(RuntimeError, match="audit writer stopped on an error"):
+                await log.record(ev(9))
+            with pytest.raises(RuntimeError, match="audit writer stopped on an error"):
+                await log.run_beside(lambda: None)
+
+        asyncio.run(main())
+    finally:
+        log.close(timeout=10)
+
+
 def test_sql_is_portable_to_postgresql(audit: AuditLog):
     """Every statement the log runs, bar the SQLite pragmas, compiles for PostgreSQL
     and uses no SQLite-only SQL."""

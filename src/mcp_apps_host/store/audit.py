@@ -137,7 +137,11 @@ def _run_job(fn: Callable[..., Any], args: tuple[Any, ...], loop: asyncio.Abstra
         result, error = fn(*args), None
     except Exception as exc:  # handed to the caller
         result, error = None, exc
+    _hand_over(loop, future, result, error)
 
+
+def _hand_over(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any,
+               error: BaseException | None) -> None:
     def settle() -> None:
         if future.done():
             return
@@ -242,6 +246,9 @@ class AuditLog:
 
     def _enqueue(self, item: Any) -> None:
         with self._lock:
+            if self._failure is not None:
+                raise RuntimeError(f"the audit writer stopped on an error ({type(self._failure).__name__}; "
+                                   "its log says more)")
             if self._closed:
                 raise RuntimeError("the audit log is closed")
             self._queue.put(item)
@@ -346,9 +353,10 @@ class AuditLog:
         self._ready.set()
         held = Backlog(self.wait, self.max_backlog)
         stopping = False
+        jobs: list[Any] = []
         try:
             while True:
-                jobs: list[Any] = []
+                jobs = []
                 stopping = self._take(held, jobs) or stopping
                 settled = held.written
                 if held.rows and (held.down_since is None or time.monotonic() >= held.retry_at):
@@ -364,12 +372,42 @@ class AuditLog:
                 del jobs
                 if stopping and not held.rows:
                     break
+        except BaseException as exc:  # a fault of the writer itself: whoever waits for it is told, none forever
+            log.exception("the audit writer stopped")
+            self._fail_everyone(held, jobs, exc)
         finally:
             if conn is not None:
                 with contextlib.suppress(Exception):
                     if self._checkpoints is not None:
                         conn.invalidate()  # not back to a shared pool: it makes no checkpoints of its own
                     conn.close()
+
+    def _fail_everyone(self, held: Backlog, jobs: list[Any], error: BaseException) -> None:
+        """The writer cannot go on: what it holds, and all queued and yet to come, fails with ``error``."""
+        with self._lock:
+            self._closed = True
+            self._failure = error
+        self._release(held.written_front(len(held.rows)), error)
+        for flush in held.flushes:
+            flush.flag.set(error)
+        held.flushes.clear()
+        for _fn, _args, loop, future in jobs:
+            _hand_over(loop, future, None, error)
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, tuple) and item[0] is _FLUSH:
+                item[1].set(error)
+            elif isinstance(item, tuple) and item[0] is _JOB:
+                _fn, _args, loop, future = item[1]
+                _hand_over(loop, future, None, error)
+            elif item is not _STOP:
+                _row, waiter = item
+                if waiter is not None:
+                    loop, future = waiter
+                    _wake(loop, [future], error)
 
     def _take(self, held: Backlog, jobs: list[Any]) -> bool:
         """Move what is queued into ``held`` (and ``jobs``); True once the stop marker is taken. While events
