@@ -65,6 +65,7 @@ sys.path.insert(0, str(REPO))
 from tests.fixtures.postgres import Postgres  # noqa: E402 - the repository's own test helper
 
 FIXTURES = REPO / "tests" / "fixtures" / "servers.py"
+CACHED = REPO / "bench" / "cached_server.py"
 TOOL = "rec-app-only"  # an app-only tool of the recorder fixture: no arguments, a short text back
 TICK = os.sysconf("SC_CLK_TCK")
 PER_VIEW_RATE = 180  # under the host's max_view_messages_per_second (200), which refuses the rest
@@ -123,7 +124,8 @@ def cpu_by_role(console: int, database: int | None) -> dict[str, float]:
         except OSError:
             continue
         argv = cmdline.split(b"\0")
-        roles["server" if len(argv) > 1 and argv[1].endswith(FIXTURES.name.encode()) else "host"] += cpu_seconds(pid)
+        is_server = len(argv) > 1 and argv[1].endswith((FIXTURES.name.encode(), CACHED.name.encode()))
+        roles["server" if is_server else "host"] += cpu_seconds(pid)
     if database is not None:
         roles["db"] = sum(cpu_seconds(pid) for pid in _tree(database))
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -309,14 +311,20 @@ async def open_loop(view: View, start: float, interval: float, until: float, inf
 # ---- the console ---------------------------------------------------------------------------------------
 
 
-def start_console(workers: int, database: str, workdir: Path,
-                  profile: str | None = None) -> tuple[subprocess.Popen[bytes], str, int]:
+def server_command(cached: bool) -> list[str]:
+    """The app's server: the SDK's fixture server, or that server behind `cached_server.py` (--server cached)."""
+    real = [sys.executable, str(FIXTURES)]
+    return [sys.executable, str(CACHED), *real] if cached else real
+
+
+def start_console(workers: int, database: str, workdir: Path, profile: str | None = None,
+                  cached: bool = False) -> tuple[subprocess.Popen[bytes], str, int]:
     port, token = free_port(), secrets.token_urlsafe(12)
     # Under --profile the console runs in bench/profile_host.py, which writes its CPU profile as it stops.
     start = [str(Path(__file__).with_name("profile_host.py")), profile] if profile else ["-m", "mcp_apps_host"]
     cmd = [sys.executable, *start, "serve", "--no-open", "--port", str(port), "--sandbox-port",
            str(free_port()), f"--token={token}", "--db", database, "--workers", str(workers), "--log-level", "warning",
-           "--server", f"rec={shlex.join([sys.executable, str(FIXTURES), 'rec'])}"]
+           "--server", f"rec={shlex.join([*server_command(cached), 'rec'])}"]
     log = workdir / "host.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
@@ -602,6 +610,9 @@ def main() -> None:
     parser.add_argument("--p99-target", type=float, default=50.0, help="ms")
     parser.add_argument("--setup-timeout", type=float, default=300.0, help="seconds for the tabs of a round to open")
     parser.add_argument("--max-minutes", type=float, default=30.0, help="the whole run stops by then")
+    parser.add_argument("--server", choices=["sdk", "cached"], default="sdk",
+                        help="the app's server: the MCP SDK's (default), or the same behind bench/cached_server.py, "
+                             "which answers a repeated call from memory: the host's capacity without the server's CPU")
     parser.add_argument("--profile", metavar="OUT", help="run the console under yappi (CPU clock) and write its "
                         "profile to OUT as it stops (one worker; bench/profile_host.py)")
     args = parser.parse_args()
@@ -621,12 +632,13 @@ def main() -> None:
     db_pid = int((postgres.data / "postmaster.pid").read_text().split()[0]) if postgres else None
     started = time.monotonic()
     profile = str(Path(args.profile).resolve()) if args.profile else None
-    proc, token, port = start_console(args.workers, database, workdir, profile)
+    proc, token, port = start_console(args.workers, database, workdir, profile, args.server == "cached")
     s = Setup(args, proc, port, token, database, db_pid, started, [0])
     label = "PostgreSQL" if postgres else "SQLite"
     print(f"{label}, {args.workers} worker(s), views per tab {args.views}, rounds of {args.seconds:g} s, "
           f"{'sweep' if args.sweep else f'offered {args.rate:g}/s' if args.rate else 'closed loop'}; "
-          f"p99 target {args.p99_target:g} ms", flush=True)
+          f"p99 target {args.p99_target:g} ms; the app's server: "
+          f"{'cached (bench/cached_server.py)' if args.server == 'cached' else 'the MCP SDK'}", flush=True)
     failed = False
     results: list[str] = []
     try:
