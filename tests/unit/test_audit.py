@@ -323,6 +323,7 @@ def test_a_writer_that_breaks_fails_its_waiters_instead_of_leaving_them_waiting(
         asyncio.run(main())
     finally:
         log.close(timeout=10)
+    assert log._checkpoints is not None and not log._checkpoints._thread.is_alive()  # close still stops the rest
 
 
 def test_sql_is_portable_to_postgresql(audit: AuditLog):

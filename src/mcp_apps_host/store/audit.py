@@ -140,6 +140,19 @@ def _run_job(fn: Callable[..., Any], args: tuple[Any, ...], loop: asyncio.Abstra
     _hand_over(loop, future, result, error)
 
 
+def _hold(item: Any, held: Backlog, jobs: list[Any], now: float) -> bool:
+    """File one queued item other than the stop marker where the writer takes it up; True if someone waits for it."""
+    if isinstance(item, tuple) and item[0] is _FLUSH:
+        held.flush(item[1], now)
+        return True
+    if isinstance(item, tuple) and item[0] is _JOB:
+        jobs.append(item[1])
+        return bool(item[2])
+    row, waiter = item
+    held.add(row, waiter, now)
+    return waiter is not None
+
+
 def _hand_over(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any,
                error: BaseException | None) -> None:
     def settle() -> None:
@@ -385,29 +398,20 @@ class AuditLog:
     def _fail_everyone(self, held: Backlog, jobs: list[Any], error: BaseException) -> None:
         """The writer cannot go on: what it holds, and all queued and yet to come, fails with ``error``."""
         with self._lock:
-            self._closed = True
-            self._failure = error
+            self._failure = error  # nothing is queued after this (`_enqueue`)
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not _STOP:
+                _hold(item, held, jobs, time.monotonic())
         self._release(held.written_front(len(held.rows)), error)
         for flush in held.flushes:
             flush.flag.set(error)
         held.flushes.clear()
         for _fn, _args, loop, future in jobs:
             _hand_over(loop, future, None, error)
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(item, tuple) and item[0] is _FLUSH:
-                item[1].set(error)
-            elif isinstance(item, tuple) and item[0] is _JOB:
-                _fn, _args, loop, future = item[1]
-                _hand_over(loop, future, None, error)
-            elif item is not _STOP:
-                _row, waiter = item
-                if waiter is not None:
-                    loop, future = waiter
-                    _wake(loop, [future], error)
 
     def _take(self, held: Backlog, jobs: list[Any]) -> bool:
         """Move what is queued into ``held`` (and ``jobs``); True once the stop marker is taken. While events
@@ -416,24 +420,14 @@ class AuditLog:
             item = self._queue.get(timeout=held.next_wake(time.monotonic()))
         except queue.Empty:
             return False
-        stopping, taken, waited_for = False, 0, False
+        stopping, first, waited_for = False, held.taken, False
         until = time.monotonic() + self.linger
         while True:
-            now = time.monotonic()
             if item is _STOP:
                 stopping = True
-            elif isinstance(item, tuple) and item[0] is _FLUSH:
-                held.flush(item[1], now)
-                waited_for = True
-            elif isinstance(item, tuple) and item[0] is _JOB:
-                jobs.append(item[1])
-                waited_for = waited_for or item[2]
             else:
-                row, waiter = item
-                held.add(row, waiter, now)
-                taken += 1
-                waited_for = waited_for or waiter is not None
-            if stopping or taken >= _MAX_BATCH:
+                waited_for = _hold(item, held, jobs, time.monotonic()) or waited_for
+            if stopping or held.taken - first >= _MAX_BATCH:
                 return stopping
             # Someone waits: commit what is here now. Else linger a moment for the rest of the call.
             left = 0.0 if waited_for else until - time.monotonic()
