@@ -36,7 +36,7 @@ class Cache:
     def __init__(self, out: IO[bytes]) -> None:
         self.out = out
         self.answers: dict[str, Any] = {}  # key -> the real server's result
-        self.asked: dict[Any, str] = {}  # id of a request passed on -> its key
+        self.asked: dict[str, str] = {}  # id (as JSON) of a request passed on -> its key
         self.lock = threading.Lock()
 
     def write(self, line: bytes) -> None:
@@ -67,10 +67,10 @@ class Cache:
             message = json.loads(line)
         except ValueError:
             message = None
-        if isinstance(message, dict) and "method" not in message and "result" in message:
+        if isinstance(message, dict) and "method" not in message:  # an answer: kept if it is a result
             with self.lock:
                 key = self.asked.pop(json.dumps(message.get("id")), None)
-                if key is not None:
+                if key is not None and "result" in message:
                     self.answers[key] = message["result"]
         self.write(line)
 
