@@ -92,10 +92,10 @@ def page_for(chromium: Browser) -> Iterator[Callable[..., Page]]:
         return page
 
     yield open_page
+    # A page the test closed itself is no longer among its context's pages: forget it by its context, or a
+    # later failure would print its console as if it were that test's.
+    LIVE_PAGES[:] = [page for page in LIVE_PAGES if page.context not in contexts]
     for context in contexts:
-        for page in context.pages:
-            if page in LIVE_PAGES:
-                LIVE_PAGES.remove(page)
         context.close()
 
 

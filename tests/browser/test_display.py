@@ -304,3 +304,35 @@ def test_the_conversation_does_not_move_when_a_view_above_resizes(
     expect(first_frame).to_have_js_property("offsetHeight", height + 300)
     after = box(views.nth(3))
     assert after["y"] == pytest.approx(before["y"], abs=1), (before, after)
+
+
+def test_the_width_a_view_reports_is_the_least_it_needs_and_never_holds_its_frame_narrow(
+        start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
+    """A view measures the frame it was given and reports that. Measured before its frame was laid out (a
+    frame in another process learns its size late on a busy machine) the width is 0; measured in a narrower
+    window, it is that window's. Taken as the frame's width, either would hold the frame there for good: the
+    frame fills its place whatever width the view reports, and follows the window."""
+    page = page_for(start_host({"display": DISPLAY}))
+    page.set_viewport_size({"width": 1200, "height": 800})
+    call_tool(page, "display", "inline-view", {"n": 1})
+    view = wait_view(page, "display", "inline-view")
+    frame = view.locator("iframe.proxy")
+
+    def report(width: int, height: int) -> None:
+        view_frame(view).locator("body").evaluate(
+            """(_, size) => window.parent.postMessage(
+                   {jsonrpc: "2.0", method: "ui/notifications/size-changed", params: size}, "*")""",
+            {"width": width, "height": height})
+        expect(frame).to_have_js_property("offsetHeight", height)  # the report arrived and was applied
+
+    def fills_its_place() -> None:
+        place = frame.evaluate("el => el.parentElement.clientWidth")
+        assert place > 300, place
+        expect(frame).to_have_js_property("offsetWidth", place)
+
+    report(0, 321)
+    fills_its_place()
+    page.set_viewport_size({"width": 900, "height": 800})
+    report(frame.evaluate("el => el.offsetWidth"), 322)
+    page.set_viewport_size({"width": 1200, "height": 800})
+    fills_its_place()

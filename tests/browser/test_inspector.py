@@ -83,7 +83,7 @@ def test_the_host_context_controls_change_the_views_context_live(
     assert context["containerDimensions"] == {"height": 260, "width": 420}
     # The panel shows the context now in effect, and the frame has the fixed size.
     expect(inspector.locator("[data-testid=inspector-context]")).to_contain_text('"timeZone": "Asia/Tokyo"')
-    page.wait_for_function("h => h.getBoundingClientRect().height === 260",
+    page.wait_for_function("h => h.getBoundingClientRect().height === 260 && h.getBoundingClientRect().width === 420",
                            arg=view.locator("iframe.proxy").element_handle())
     # The page's own theme did not change: only this view's context did.
     assert page.evaluate("document.documentElement.dataset.theme") == "light"

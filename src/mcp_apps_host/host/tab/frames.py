@@ -515,12 +515,14 @@ class ViewStateFrame(Frame):
 
 
 class ViewSize(Frame):
-    """Resize the proxy iframe (already clamped to the host's limits)."""
+    """Resize the proxy iframe (already clamped to the host's limits). A width the view reported is the
+    least it needs; a `fixed` one is the host's own (the inspector's container size) and is the width."""
 
     type: Literal["view-size"] = "view-size"
     view: str
     width: int | None
     height: int | None
+    fixed: bool = False
 
 
 class ViewLog(Frame):

@@ -196,7 +196,8 @@ class LiveViews:
             view.drive(ev.DisplayModeRequested(display_mode))
         env = view.session.env
         if "container_width" in changes or "container_height" in changes:
-            self.page.send(f.ViewSize(view=handle, width=env.container_width, height=env.container_height))
+            self.page.send(f.ViewSize(view=handle, width=env.container_width, height=env.container_height,
+                                      fixed=True))
 
     def context_changed(self, **changes: Any) -> None:
         for view in list(self.live.values()):

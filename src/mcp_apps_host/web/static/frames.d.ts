@@ -418,12 +418,16 @@ export interface ViewStateFrame {
   error: string | null;
 }
 
-/** Resize the proxy iframe (already clamped to the host's limits). */
+/**
+ * Resize the proxy iframe (already clamped to the host's limits). A width the view reported is the least it
+ * needs; a `fixed` one is the host's own (the inspector's container size) and is the width.
+ */
 export interface ViewSizeFrame {
   type: "view-size";
   view: string;
   width: number | null;
   height: number | null;
+  fixed: boolean;
 }
 
 /** A line for the view's log (its `notifications/message`, refusals, CSP violations). */

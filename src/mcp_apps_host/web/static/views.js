@@ -368,12 +368,20 @@ export function viewSize(msg) {
   const v = record.viewOf(msg.view);
   if (!v || !v.iframe) return;
   const s = v.iframe.style;
-  if (typeof msg.height === "number" && Number.isFinite(msg.height) && msg.height >= 0) {
-    // Applied the frame it arrives, both ways: an eased size lags the content the view drew.
-    s.height = `${Math.round(msg.height)}px`;
-  }
-  if (typeof msg.width === "number" && Number.isFinite(msg.width) && msg.width >= 0) {
-    s.width = `${Math.round(msg.width)}px`;
+  const px = (n) => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? `${Math.round(n)}px` : null);
+  const height = px(msg.height);
+  const width = px(msg.width);
+  if (height) s.height = height; // applied the frame it arrives, both ways: an eased size lags the content
+  if (msg.fixed === true) {
+    // The host's own width (the inspector's container size), or none any more.
+    s.width = width ?? "";
+    s.minWidth = "";
+  } else if (width) {
+    // What the view needs at least; the frame still fills its place. A view measures the frame it was
+    // given: a width taken as the frame's would hold it there for good, and one measured before the
+    // frame was laid out (0, in a frame of another process that learns its size late) would hide it.
+    s.width = "";
+    s.minWidth = `min(${width}, 100%)`;
   }
 }
 
