@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcp_apps_host.store.conversations import OwnConversations
+from mcp_apps_host.store.conversations import Conversations, OwnConversations
 from mcp_apps_host.store.pins import OwnPins
 from mcp_apps_host.store.view_host_states import OwnViewHostStates
 from mcp_apps_host.store.view_pins import OwnViewPins
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.anyio
 
 WRITES = {"the template's pin": (OwnPins, "pin_first"), "the template kept": (OwnConversations, "save_template"),
           "the view's record": (ViewInstances, "add"), "the view's state": (OwnViewHostStates, "set"),
-          "a conversation item": (OwnConversations, "append"), "a view pinned": (OwnViewPins, "pin")}
+          "a conversation item": (Conversations, "append_many"), "a view pinned": (OwnViewPins, "pin")}
 
 
 def on_threads(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[str]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,10 @@ _UPDATE_ITEM = update(conversation_items).where(conversation_items.c.id == bindp
     data=bindparam("data"))
 
 
+# An item to append: the conversation (one the caller has opened through `Conversations.bound`), its kind, its data.
+NewItem = tuple[str, str, dict[str, Any]]
+
+
 def _conversation(row: Any) -> Conversation:
     return Conversation(row.id, row.title, row.created, row.updated)
 
@@ -66,16 +71,24 @@ class Conversations:
 
     def append(self, conversation_id: str, kind: str, data: dict[str, Any]) -> int:
         """An item of a conversation the caller has already opened through :meth:`bound`."""
-        if kind not in ITEM_KINDS:
-            raise ValueError(f"unknown item kind {kind!r}")
+        return self.append_many([(conversation_id, kind, data)])[0]
+
+    def append_many(self, items: Sequence[NewItem]) -> list[int]:
+        """Items of conversations the callers have opened, in one transaction; their ids, in order."""
+        for _, kind, _ in items:
+            if kind not in ITEM_KINDS:
+                raise ValueError(f"unknown item kind {kind!r}")
         now = time.time()
+        ids: list[int] = []
         with self.engine.begin() as db:
-            key = db.execute(_APPEND_ITEM, {"conversation": conversation_id, "kind": kind, "ts": now,
-                                            "data": data}).inserted_primary_key
-            assert key is not None  # an insert always has one
-            item_id = key[0]
-            db.execute(_TOUCH, {"conversation_id": conversation_id, "now": now})
-        return int(item_id)
+            for conversation_id, kind, data in items:
+                key = db.execute(_APPEND_ITEM, {"conversation": conversation_id, "kind": kind, "ts": now,
+                                                "data": data}).inserted_primary_key
+                assert key is not None  # an insert always has one
+                ids.append(int(key[0]))
+            touched = dict.fromkeys(conversation_id for conversation_id, _, _ in items)
+            db.execute(_TOUCH, [{"conversation_id": conversation_id, "now": now} for conversation_id in touched])
+        return ids
 
     def update_item(self, item_id: int, data: dict[str, Any]) -> None:
         with self.engine.begin() as db:

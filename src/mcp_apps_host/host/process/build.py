@@ -21,6 +21,7 @@ from ...store.conversations import Conversations
 from ...store.credentials import ServerCredentials, TokenCipher
 from ...store.db import default_db_url, open_database
 from ...store.health import DatabaseProbe
+from ...store.item_appends import ItemAppends
 from ...store.notify import PostgresBus
 from ...store.pins import TemplatePins
 from ...store.registry import ServerRegistry
@@ -101,6 +102,7 @@ def build_host(config: HostConfig, *, host_origin: str, sandbox: Sandbox,
         sandbox=sandbox,
         stores=stores,
         audit=audit,
+        item_appends=ItemAppends(stores.conversations, audit.write_in_turn),
         consent=ConsentPolicy(config.consent, entry_rules=entry_consent),
         sampling=sampling,
         asks=asks,

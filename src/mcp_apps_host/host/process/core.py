@@ -27,6 +27,7 @@ from ...store.budgets import SamplingBudgets
 from ...store.consents import RememberedConsents
 from ...store.conversations import Conversations, OwnConversations
 from ...store.health import DatabaseProbe
+from ...store.item_appends import ItemAppends
 from ...store.outage import write_retried
 from ...store.pins import TemplatePins
 from ...store.retention import AuditRetention
@@ -106,6 +107,7 @@ class Host:
     sandbox: Sandbox
     stores: Stores | None = None
     audit: AuditLog | None = None
+    item_appends: ItemAppends | None = None  # every tab's conversation items, appended together
     consent: ConsentPolicy = field(default_factory=ConsentPolicy)
     sampling: SamplingPolicy = field(default_factory=lambda: SamplingPolicy({}))
     trust_lists: TrustLists | None = None  # None: templates are not checked against pins

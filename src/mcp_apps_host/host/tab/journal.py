@@ -8,13 +8,15 @@ write starts, which may be on another thread (the audit writer's, `AuditLog.run_
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ...settings import DEFAULT_LIMITS
-from ...store.conversations import Conversation, OwnConversations
+from ...store.conversations import Conversation, NewItem, OwnConversations
+from ...store.item_appends import ItemAppends
 from ...store.outage import retried
 from ...values.calls import CallRecord
 
@@ -33,16 +35,18 @@ class Journal:
     """Append and update conversation items; a key stands for the row id until it is known."""
 
     def __init__(self, conversations: OwnConversations, on_written: Written | None = None,
-                 write: Write | None = None, wait: float = DEFAULT_LIMITS.database_wait_timeout) -> None:
+                 write: Write | None = None, wait: float = DEFAULT_LIMITS.database_wait_timeout,
+                 appends: ItemAppends | None = None) -> None:
         self.conversations = conversations
         self._wait = wait  # seconds a write is tried again while the database cannot take it
         self.on_written = on_written
         self._write: Write = write or asyncio.to_thread  # where blocking writes run
+        self._appends = appends  # the worker's appends of every tab's items together; None: one by one
         self._kinds: dict[int, tuple[str, str]] = {}  # key -> (conversation, kind)
         self._queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self._ids: dict[int, int] = {}
         # Appends still queued, by key: (conversation, kind, data), where an update replaces the data.
-        self._waiting: dict[int, tuple[str, str, dict[str, Any]]] = {}
+        self._waiting: dict[int, NewItem] = {}
         self._lock = threading.Lock()  # an update and the write that takes the data, one at a time
         self._keys = itertools.count()
         self._task = asyncio.get_running_loop().create_task(self._writer())
@@ -84,7 +88,11 @@ class Journal:
         if op[0] == "append":
             key = op[1]
             conversation, kind, _ = self._waiting[key]
-            self._ids[key] = await self._write(self._append, key)
+            if self._appends is not None:
+                self._ids[key] = await self._appends.append(functools.partial(self._take, key),
+                                                            functools.partial(self._put_back, key))
+            else:
+                self._ids[key] = await self._write(self._append, key)
             self._kinds[key] = (conversation, kind)
             self._written(key, "append")
         elif op[0] == "update":
@@ -108,14 +116,22 @@ class Journal:
 
     def _append(self, key: int) -> int:
         """Write an item as it is now (on the thread that writes)."""
-        with self._lock:
-            conversation, kind, data = self._waiting.pop(key)
+        item = self._take(key)
         try:
-            return self.conversations.append(conversation, kind, data)
-        except Exception:  # waiting again for the next attempt (an update meanwhile is queued after it)
-            with self._lock:
-                self._waiting.setdefault(key, (conversation, kind, data))
+            return self.conversations.append(*item)
+        except Exception:
+            self._put_back(key, item)
             raise
+
+    def _take(self, key: int) -> NewItem:
+        """The item as it is now, as its write starts (on the thread that writes)."""
+        with self._lock:
+            return self._waiting.pop(key)
+
+    def _put_back(self, key: int, item: NewItem) -> None:
+        """A failed write's item waits for the next attempt (an update meanwhile is queued after it)."""
+        with self._lock:
+            self._waiting.setdefault(key, item)
 
     def _written(self, key: int, op: str) -> None:
         if self.on_written is not None:
@@ -133,8 +149,9 @@ class ConversationLog:
 
     def __init__(self, conversations: OwnConversations | None, on_written: Written | None = None,
                  write: Write | None = None, watch: Watch | None = None,
-                 wait: float = DEFAULT_LIMITS.database_wait_timeout) -> None:
-        self.journal = Journal(conversations, on_written, write, wait) if conversations is not None else None
+                 wait: float = DEFAULT_LIMITS.database_wait_timeout, appends: ItemAppends | None = None) -> None:
+        self.journal = (Journal(conversations, on_written, write, wait, appends)
+                        if conversations is not None else None)
         self.current: Conversation | None = None
         self.latest = 0  # the newest item of the current conversation this tab has drawn or written
         self._watch = watch

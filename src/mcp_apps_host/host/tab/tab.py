@@ -63,7 +63,7 @@ class Tab:
         # On SQLite the conversation's writes take turns with the audit trail's on its writer's thread.
         conversation = ConversationLog(host.conversations, self._written, host.write,
                                        lambda shown: host.conversation_news.watch(shown, self._heard),
-                                       host.limits.database_wait_timeout)
+                                       host.limits.database_wait_timeout, host.item_appends)
         live: dict[str, ViewDriver] = {}  # the live views by handle, kept by `views`
         self.inspector = Inspector(host.audit, page, live)
         audit = Auditor(host.audit, host.identity, lambda: conversation.conversation_id, self.inspector.touched)
