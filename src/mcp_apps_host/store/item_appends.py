@@ -32,6 +32,8 @@ class _Queued:
 
 
 class ItemAppends:
+    """One per worker, shared by its tabs' journals."""
+
     def __init__(self, repo: Conversations, write: Write) -> None:
         self._repo = repo
         self._write = write

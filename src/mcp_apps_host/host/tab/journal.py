@@ -3,6 +3,7 @@
 An item updated before its append is written is appended as it is by then: a call that ends before
 its record was written (a view's own calls, mostly) costs one write, not two. The data is taken as the
 write starts, which may be on another thread (the audit writer's, `AuditLog.run_beside`), hence the lock.
+Given the worker's `ItemAppends`, the items of all its tabs are appended together.
 """
 
 from __future__ import annotations
