@@ -5,6 +5,7 @@ call reaches the server as `notifications/cancelled`."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -175,3 +176,35 @@ async def test_a_cancelled_call_reaches_the_server_as_notifications_cancelled(tm
         # The connection is still good for the next call.
         assert conn.status == ServerStatus.READY
         group.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("ending", ["an error", "no error"])
+async def test_a_stop_that_the_connection_takes_for_its_own_ending_still_stops_it(ending: str):
+    """A task group or cancel scope of the SDK's, cancelled at the same moment for a reason of its own, may take
+    the connection task's cancellation with its own and end with an error of its own, or with none. The
+    connection must stop all the same: going on, it would wait for the server (or for a person to sign in) for
+    ever, and the host's stop would wait for it."""
+    conn = ServerConnection(ServerSpec(name="srv", command="unused"), LIMITS, lambda c: None)
+    attempts = 0
+
+    async def connected_session() -> None:
+        nonlocal attempts
+        attempts += 1
+        try:
+            await asyncio.Event().wait()  # up, until told otherwise
+        except asyncio.CancelledError:
+            if attempts > 1:
+                raise  # the race is once: a connection started again stops as it should
+            if ending == "an error":
+                raise BaseExceptionGroup("the session's task group", [ConnectionResetError("closed")]) from None
+
+    conn._connected_session = connected_session  # type: ignore[method-assign]
+    task = asyncio.get_running_loop().create_task(conn.run())
+    await until(lambda: attempts == 1, "connected")
+    task.cancel()
+    await asyncio.wait({task}, timeout=10)
+    if not task.done():
+        task.cancel()  # a connection started again, and waiting
+    await asyncio.gather(task, return_exceptions=True)
+    assert (attempts, conn.status) == (1, ServerStatus.STOPPED) and task.cancelled()

@@ -87,6 +87,15 @@ class ServerStatus(StrEnum):
     STOPPED = "stopped"
 
 
+def _told_to_stop() -> bool:
+    """The task running the connection was cancelled, though the connection ended otherwise: a cancel scope
+    or task group of the SDK's, cancelled at the same moment for a reason of its own, may take the task's
+    cancellation with its own and end with an error, or with none. Going on would wait for a server or a
+    person for ever, and the host's stop with it."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 class ServerConnection:
     def __init__(self, spec: ServerSpec, limits: Limits, on_change: Callable[[ServerConnection], None],
                  prepare: TemplateHook | None = None, asks: ServerAsks | None = None,
@@ -162,10 +171,10 @@ class ServerConnection:
                 await self._connected_session()
                 delay = self.limits.reconnect_initial_delay  # it was up: start backoff afresh
             except asyncio.CancelledError:
-                self._client = None
-                self._set(ServerStatus.STOPPED)
-                raise
+                self._stopped()
             except BaseException as exc:  # a server must never take the host down
+                if _told_to_stop():
+                    self._stopped(exc)
                 self._client = None
                 if (needed := self._take_auth_error()) is not None and await self._signin_failed(needed):
                     delay = self.limits.reconnect_initial_delay
@@ -179,6 +188,8 @@ class ServerConnection:
                 delay = min(delay * 2, self.limits.reconnect_max_delay)
                 self.status = ServerStatus.RETRYING
                 continue
+            if _told_to_stop():
+                self._stopped()
             self._client = None
             if self._restart is not None:
                 log.info("server %s: restarting: %s", self.name, self._restart)
@@ -191,6 +202,11 @@ class ServerConnection:
             self._set(ServerStatus.ERROR)
             await self._pause(delay)
             self.status = ServerStatus.RETRYING
+
+    def _stopped(self, cause: BaseException | None = None) -> NoReturn:
+        self._client = None
+        self._set(ServerStatus.STOPPED)
+        raise asyncio.CancelledError() from cause
 
     async def _signin_failed(self, exc: SignInRequired) -> bool:
         """A sign-in that did not happen (the calls that waited for it already ended, in `_auth_failed`). The
