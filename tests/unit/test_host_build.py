@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -10,8 +12,10 @@ import pytest
 from mcp_apps_host.config.host import HostConfig
 from mcp_apps_host.config.policies import ModelSettings
 from mcp_apps_host.errors import ConfigError
+from mcp_apps_host.host.process import core
 from mcp_apps_host.host.process.build import build_agent, build_host
 from mcp_apps_host.host.process.sandbox import Sandbox
+from mcp_apps_host.store.audit_events import AuditEvent
 
 
 def test_a_model_whose_sdk_is_not_installed_is_named(monkeypatch: pytest.MonkeyPatch):
@@ -37,3 +41,31 @@ def test_a_sandbox_origin_template_admits_its_labels_only():
     for other in ("apps.example.com", "a.b.apps.example.com", "shop.apps.example.com.evil.test",
                   "console.example.com", f"{label}:8443", None):
         assert not sandbox.host_allowed(other), other
+
+
+@pytest.mark.anyio
+async def test_a_stop_step_that_never_ends_is_named_and_the_audit_trail_is_still_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
+    monkeypatch.setattr(core, "STOP_STEP_S", 0.5)
+    host = build_host(HostConfig(database_url=f"sqlite:///{tmp_path}/h.db"), host_origin="http://127.0.0.1:8765",
+                      sandbox=Sandbox("http://{label}.localhost:8766"))
+    await host.start()
+    release = asyncio.Event()
+
+    async def stuck() -> None:  # a server's connection that does not end (say it took its cancellation for another)
+        await release.wait()
+
+    stuck_task = asyncio.get_running_loop().create_task(stuck(), name="server:stuck")
+    monkeypatch.setattr(host.servers, "stop", lambda: asyncio.shield(stuck_task))
+    assert host.audit is not None
+    host.audit.record_nowait(AuditEvent("host->server", method="tools/call", server="stuck"))
+    try:
+        async with asyncio.timeout(10):
+            await host.stop()
+    finally:
+        release.set()
+        await stuck_task
+    with sqlite3.connect(tmp_path / "h.db") as db:
+        assert db.execute("SELECT method, server FROM audit_events").fetchall() == [("tools/call", "stuck")]
+    [said] = [r.getMessage() for r in caplog.records if "did not end" in r.getMessage()]
+    assert "closing the servers' connections" in said and f"server:stuck at {__file__}:" in said, said

@@ -84,7 +84,7 @@ def test_each_person_signs_in_for_themselves_and_calls_as_themselves(crm: OAuthS
     assert tokens and not any(t.encode() in raw for t in tokens)
 
 
-def test_the_redirect_may_land_on_another_worker(crm: OAuthServer, postgres):
+def test_the_redirect_may_land_on_another_worker(crm: OAuthServer, postgres, caplog: pytest.LogCaptureFixture):
     database = postgres.database()
     config = _config(crm, database, Fernet.generate_key().decode())
     with ExitStack() as stack:
@@ -97,6 +97,8 @@ def test_the_redirect_may_land_on_another_worker(crm: OAuthServer, postgres):
         rows = conn.execute("SELECT tenant, user_id, server, tokens FROM server_credentials").fetchall()
     assert [(r[0], r[1], r[2]) for r in rows] == [("acme", "carol", "crm")]
     assert not any(t in rows[0][3] for t in crm.tokens()["access"])
+    # Both workers stopped whole (a stop once waited for ever here, on a step that never ended).
+    assert not [r.getMessage() for r in caplog.records if "did not end within" in r.getMessage()]
 
 
 def test_more_scope_is_asked_for_when_a_tool_needs_it_and_signing_out_revokes(crm: OAuthServer, tmp_path: Path):

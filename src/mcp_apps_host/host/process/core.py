@@ -8,11 +8,13 @@ allowance — a tab only ever holds that one.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from ...chat.agent import AgentLoop
 from ...config.policies import TrustLists
@@ -48,6 +50,9 @@ from .signins import SignIns
 
 # Browser features a view may be granted through the iframe `allow` attribute when it asks.
 DEFAULT_GRANTED_PERMISSIONS = frozenset({"clipboard-write"})
+log = logging.getLogger("mcp_apps_host.host")
+
+STOP_STEP_S: Final = 30.0  # the longest a step of `Host.stop` is waited for
 HUNG_ORIGIN_QUIET_S = 10.0  # see `Host.hung_lately`; the browser's reuse window is a few seconds
 T = TypeVar("T")
 
@@ -277,20 +282,49 @@ class Host:
         if self.registry is not None:
             await self.registry.start()
         if self.watch:
-            self._watcher = asyncio.create_task(watch_servers(self.servers, self.watch, self.watch_debounce_ms))
+            self._watcher = asyncio.create_task(watch_servers(self.servers, self.watch, self.watch_debounce_ms),
+                                                name="server-watcher")
         if self.retention is not None:
             self._retention_task = asyncio.create_task(self.retention.run(), name="audit-retention")
 
     async def stop(self) -> None:
-        """Disconnect the servers and the model, then write what the audit trail still holds."""
+        """Disconnect the servers and the model, then write what the audit trail still holds. A step that does
+        not end within `STOP_STEP_S` is left behind, named in the log: the audit trail is written all the same."""
         for task in (self._watcher, self._retention_task):
             if task is not None:
                 task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        await self.servers.stop()
-        await self.bus.stop()
+                await _stop_step(task.get_name(), asyncio.gather(task, return_exceptions=True))
+        await _stop_step("closing the servers' connections", self.servers.stop())
+        await _stop_step("closing the bus", self.bus.stop())
         if self.agent is not None:
-            await self.agent.adapter.aclose()
+            await _stop_step("closing the model's client", self.agent.adapter.aclose())
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
         await tracing.flush()  # the spans still batched, before the process ends
+
+
+async def _stop_step(what: str, step: Awaitable[Any]) -> None:
+    """Wait for one step of the stop, at most `STOP_STEP_S`; one that hangs is logged with the tasks still
+    waiting and where (``asyncio.wait_for`` would wait for ever for a task that does not end when cancelled)."""
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=STOP_STEP_S)
+    if done:
+        task.result()
+        return
+    here = asyncio.current_task()
+    waiting = "; ".join(f"{t.get_name()} at {_waits_in(t)}" for t in asyncio.all_tasks() if t is not here)
+    log.error("stopping: %s did not end within %g s; the stop goes on without it (tasks waiting: %s)",
+              what, STOP_STEP_S, waiting or "none")
+
+
+def _waits_in(task: asyncio.Task[Any]) -> str:
+    """Where a task waits: the innermost of its coroutines that is not asyncio's own, as file:line."""
+    where, coro = "?", cast(Any, task.get_coro())
+    while (frame := getattr(coro, "cr_frame", None)) is not None:
+        if not frame.f_code.co_filename.startswith(_ASYNCIO_DIR):
+            where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        coro = getattr(coro, "cr_await", None)
+    return where
+
+
+_ASYNCIO_DIR: Final = os.path.dirname(asyncio.__file__) + os.sep
