@@ -317,6 +317,9 @@ async def _stop_step(what: str, step: Awaitable[Any]) -> None:
               what, STOP_STEP_S, waiting or "none")
 
 
+_ASYNCIO_DIR: Final = os.path.dirname(asyncio.__file__) + os.sep
+
+
 def _waits_in(task: asyncio.Task[Any]) -> str:
     """Where a task waits: the innermost of its coroutines that is not asyncio's own, as file:line."""
     where, coro = "?", cast(Any, task.get_coro())
@@ -326,5 +329,3 @@ def _waits_in(task: asyncio.Task[Any]) -> str:
         coro = getattr(coro, "cr_await", None)
     return where
 
-
-_ASYNCIO_DIR: Final = os.path.dirname(asyncio.__file__) + os.sep
