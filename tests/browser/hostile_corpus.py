@@ -74,8 +74,11 @@ class Corpus:
         assert response.ok, response.text()
         return [json.loads(line) for line in response.text().splitlines() if line.strip()]
 
-    def responsive(self, within: float = 5.0) -> float:
-        """Seconds the host page takes to run a script and answer; fails past ``within``."""
+    def responsive(self, within: float = 30.0) -> float:
+        """Seconds the host page takes to run a script and answer; fails past ``within``. A page the attack
+        took down (a renderer shared with a spinning view, a layout it cannot finish) does not answer at all;
+        one relaying a flood's thousands of refusals and log lines answered in up to 10 s on two cores the
+        test suite and two busy loops shared, so the bound is not closer than that."""
         start = time.monotonic()
         self.page.evaluate("() => new Promise((r) => requestAnimationFrame(() => r(document.title)))")
         took = time.monotonic() - start
