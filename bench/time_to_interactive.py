@@ -14,6 +14,8 @@ With `--never-seen`, instead of cold and warm:
         (`--db sqlite:///…` in a new directory), so no pin and no allow-list accepts the template and no
         view of it is booted ahead when the page loads; a fresh page, one call, timed the same way.
         The host is started and its server ready before the page opens (its start is not timed).
+        Where the time goes is printed from the page's frames, beside when the floor's own bridge heard
+        ui/initialize and initialized.
         `--typing MS` leaves MS between the line being in the chat box and Enter, as a person finishing
         it would (the default 0: pasted and sent at once); the host hears which tool is named meanwhile.
 Floor and ours alternate (which one goes first flips every round); the first round is a warm-up
@@ -120,8 +122,10 @@ FLOOR_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>floor</t
 <body style="margin:0"><script>
 %(watch)s
 const DATA = %(data)s;
+window.floorStamps = {};  // ms from go() to what the floor's bridge heard, for the trace
 window.go = () => {
   const started = Date.now();
+  window.floorStarted = started;
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
   frame.style.cssText = "display:block;border:0;width:100%%;height:600px";
@@ -129,6 +133,9 @@ window.go = () => {
     if (e.source !== frame.contentWindow) return;
     const m = e.data, post = (msg) => frame.contentWindow.postMessage(msg, "*");
     if (!m || typeof m !== "object") return;
+    if (m.method === "ui/initialize" || m.method === "ui/notifications/initialized") {
+      window.floorStamps[m.method] ??= Date.now() - started;
+    }
     if (m.method === "ui/initialize") {
       post({ jsonrpc: "2.0", id: m.id, result: {
         protocolVersion: (m.params && m.params.protocolVersion) || "2026-01-26",
@@ -192,14 +199,15 @@ def shown_at(page: Page, action: Callable[[], None]) -> int:
     return int(seen.value.text.split()[1])
 
 
-def measure_floor(browser: Browser, url: str) -> float:
+def measure_floor(browser: Browser, url: str) -> tuple[float, dict[str, float]]:
+    """The floor's time, and when its bridge heard ui/initialize and initialized (ms from the start)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
         page.goto(url)
         started: list[int] = []
         shown = shown_at(page, lambda: started.append(page.evaluate("go()")))
-        return float(shown - started[0])
+        return float(shown - started[0]), page.evaluate("window.floorStamps")
     finally:
         context.close()
 
@@ -330,6 +338,7 @@ def main() -> None:
             http, base = serve_floor_pages({n: floor_page(tools[n], APPS[n][3]) for n in names})
             results = {n: Series() for n in names}
             traces: dict[str, list[dict[str, float]]] = {n: [] for n in names}
+            floor_traces: dict[str, list[dict[str, float]]] = {n: [] for n in names}
             # --never-seen starts a host of its own per round; cold and warm share this one.
             host = None if opts.never_seen else launcher(commands)
             with sync_playwright() as pw:
@@ -341,7 +350,7 @@ def main() -> None:
                         got: dict[str, Any] = {}
                         for which in order:
                             if which == "floor":
-                                got["floor"] = measure_floor(browser, f"{base}/{n}")
+                                got["floor"], got["floor stamps"] = measure_floor(browser, f"{base}/{n}")
                             elif opts.never_seen:
                                 got["ours"] = measure_never_seen(browser, launcher, n, commands[n], tool, args, check,
                                                                  opts.typing)
@@ -356,6 +365,7 @@ def main() -> None:
                                 results[n].floor.append(got["floor"])
                                 results[n].never_seen.append(never)
                                 traces[n].append({**trace, "shown": never})
+                                floor_traces[n].append({**got["floor stamps"], "shown": got["floor"]})
                             continue
                         cold, warm = got["ours"]
                         print(f"{label} {n:8s} floor {got['floor']:6.0f} ms  cold {cold:6.0f} ms  "
@@ -376,7 +386,7 @@ def main() -> None:
           "medians (ratio: median of per-round ratios to the floor of the same round)\n")
     if opts.never_seen:
         print_never_seen(names, results, opts.warm_server, opts.typing)
-        print_trace(names, traces)
+        print_trace(names, traces, floor_traces)
         return
     print(f"{'server':<28} {'floor ms':>9} {'cold ms':>9} {'cold ×':>7} {'warm ms':>9} {'warm ×':>7}")
     for n in names:
@@ -400,7 +410,8 @@ def print_never_seen(names: list[str], results: dict[str, Series], warm_server: 
         print(f"{APPS[n][0]:<28} {median(s.floor):9.0f} {median(s.never_seen):14.0f} {ratio:13.2f}")
 
 
-def print_trace(names: list[str], traces: dict[str, list[dict[str, float]]]) -> None:
+def print_trace(names: list[str], traces: dict[str, list[dict[str, float]]],
+                floor_traces: dict[str, list[dict[str, float]]]) -> None:
     """Medians of when each milestone came, from Enter, and the step from the one before."""
     print("\nwhere a never-seen call's time goes (the page's frames; ms from Enter, medians over rounds)\n")
     labels = [m[0] for m in MILESTONES] + ["shown"]
@@ -412,6 +423,12 @@ def print_trace(names: list[str], traces: dict[str, list[dict[str, float]]]) -> 
             at = median([t[label] for t in traces[n] if label in t])
             cells.append(f"{at:9.0f} (+{at - previous[n]:4.0f})".rjust(24))
             previous[n] = at if at == at else previous[n]  # NaN: a milestone not seen
+        print(f"{label:<22}" + "".join(cells))
+    print("\nthe floor, from the template written into its frame (ms, medians over rounds)\n")
+    print(f"{'milestone':<22}" + "".join(f"{APPS[n][0][:22]:>24}" for n in names))
+    for label, key in (("ui/initialize", "ui/initialize"), ("initialized", "ui/notifications/initialized"),
+                       ("shown", "shown")):
+        cells = [f"{median([t[key] for t in floor_traces[n] if key in t]):9.0f}".rjust(24) for n in names]
         print(f"{label:<22}" + "".join(cells))
 
 

@@ -1,7 +1,8 @@
 """Accessibility of everything the host draws (WCAG 2.2 AA), checked with axe-core in each state of the
-console: empty, a conversation with views, each consent dialog (sampling included), elicitation, the trust prompt,
-fullscreen, pip, the pinned panel, the inspector, the tool picker, and the admin page. The views' own
-documents are the servers' and are not scanned; the frames the host puts them in are.
+console: empty, a conversation with views, each consent dialog (sampling included), elicitation, the trust
+prompt, fullscreen, pip, the pinned panel, a view's own calls (closed and open), the inspector, the tool picker,
+and the admin page. The views' own documents are the servers' and are not scanned; the frames the host puts
+them in are.
 
 Also: each view's frames are named after server and tool, dialogs trap the focus and give it back,
 calling a tool and answering its consent works with keys alone, and the person's reduced-motion and
@@ -191,6 +192,21 @@ def test_fullscreen_pip_and_pinned_panel(start_host: HostLauncher, page_for: Cal
     view.locator("[data-testid=view-pin]").click()
     expect(page.locator("[data-testid=pinned-panel]")).to_be_visible()
     assert_accessible(page, "pinned panel")
+
+
+def test_a_views_own_calls_closed_and_opened_by_keyboard(start_host: HostLauncher,
+                                                          page_for: Callable[..., Page]) -> None:
+    page = page_for(start_host({"rec": cmd("rec")}))
+    call_tool(page, "rec", "record", {"action": "calls", "tool": "rec-app-only", "text": "x", "n": 3})
+    frame = view_frame(wait_view(page, "rec", "record"))
+    expect(frame.locator('[data-check="calls-done"]')).to_have_text("3", timeout=20_000)
+    line = page.locator("[data-testid=view-calls]")
+    expect(line.locator("[data-testid=view-calls-count]")).to_have_text("3 calls from its view")
+    assert_accessible(page, "a view's own calls, closed")
+    line.locator(":scope > summary").focus()
+    page.keyboard.press("Enter")
+    expect(line.locator("[data-testid=call]").first).to_be_visible()
+    assert_accessible(page, "a view's own calls, open")
 
 
 def test_inspector(start_host: HostLauncher, page_for: Callable[..., Page]) -> None:

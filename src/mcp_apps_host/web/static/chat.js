@@ -1,5 +1,6 @@
 // The conversation column: notices, the person's lines, and one card per tool call
-// (arguments, status, progress + Cancel, duration, result). Server data is only ever
+// (arguments, status, progress + Cancel, duration, result); the cards of a view's own calls
+// are kept together in one collapsed line (`ViewCalls`). Server data is only ever
 // rendered as text; images only from data: URLs built here.
 
 import { el, jsonDetails, formatDuration, nearBottom } from "./dom.js";
@@ -35,7 +36,6 @@ export function initChat(sendFn) {
 }
 
 function add(node) {
-  drawSoon.flush();
   put(node);
   follow();
   return node;
@@ -52,23 +52,79 @@ function follow() {
   if (pinned) scroller.scrollTop = scroller.scrollHeight;
 }
 
-// Cards of a view's own calls can come by the hundred a second (a view polling its server): they are
-// put in the page together, at most every DRAW_SOON_MS, so that laying the conversation out again does
-// not hold up the answers the view waits for. Anything else added first puts them in, to keep the order.
-const DRAW_SOON_MS = 100;
-const drawSoon = {
-  /** @type {Node[]} */
-  nodes: [],
-  add(node) {
-    if (!this.nodes.length) setTimeout(() => this.flush(), DRAW_SOON_MS);
-    this.nodes.push(node);
-  },
-  flush() {
-    if (!this.nodes.length) return;
-    this.nodes.splice(0).forEach(put);
-    follow();
-  },
-};
+/**
+ * A view's own calls (a filter, a page of results, a poll: they can come by the hundred a second) are kept
+ * in one collapsed line per stretch of the conversation rather than a card each in the column: the
+ * conversation stays readable, the view the person is using is not scrolled away under its own calls,
+ * and cards out of sight cost the page no layout while the view waits for its answers.
+ */
+class ViewCalls {
+  /** @param {string} server */
+  constructor(server) {
+    this.server = server;
+    this.calls = 0;
+    this.running = 0;
+    /** @type {HTMLElement | null} */
+    this.last = null;
+    /** @type {ReturnType<typeof setTimeout> | null} */
+    this.timer = null;
+    this.count = el("span", { "data-testid": "view-calls-count" });
+    this.latest = el("span", { class: "view-calls-latest", "data-testid": "view-calls-latest" });
+    this.list = el("div", { class: "view-calls-list" });
+    // Its count changes with every call: not read out each time (the cards inside are, once opened).
+    this.node = el("details", { class: "view-calls", "data-testid": "view-calls", "data-server": server },
+      el("summary", { "aria-live": "off" }, el("span", { class: "server-chip" }, server), this.count, this.latest),
+      this.list);
+  }
+
+  /** @param {HTMLElement} card */
+  add(card) {
+    this.calls++;
+    this.running++;
+    this.list.append(card);
+    this.showSoon(card);
+  }
+
+  /** @param {HTMLElement} card */
+  ended(card) {
+    this.running--;
+    this.showSoon(card);
+  }
+
+  /**
+   * The line is written again at most every SHOW_EVERY_MS: a view polling its server changes it with every
+   * call, and drawing each change would take the page's time from the answers the view waits for.
+   * @param {HTMLElement} card the call last started or ended
+   */
+  showSoon(card) {
+    const first = this.last === null;
+    this.last = card;
+    if (first) this.show();
+    else this.timer ??= setTimeout(() => this.show(), SHOW_EVERY_MS);
+  }
+
+  show() {
+    this.timer = null;
+    const card = /** @type {HTMLElement} */ (this.last);
+    this.count.textContent = `${this.calls} call${this.calls === 1 ? "" : "s"} from its view`;
+    const status = card.querySelector("[data-testid=call-status]")?.textContent ?? "";
+    this.latest.textContent = this.running > 0 ? `${this.running} running` : `last: ${card.dataset.tool ?? ""} — ${status}`;
+    this.node.dataset.state = this.running > 0 ? "running" : card.dataset.state ?? "";
+  }
+}
+const SHOW_EVERY_MS = 250;
+
+/** @type {ViewCalls | null} */
+let viewCalls = null; // the group a view's next call of its server joins while it is the newest item
+
+/** @param {string} server */
+function viewCallsOf(server) {
+  if (!viewCalls || viewCalls.server !== server || !isNewest(viewCalls.node)) {
+    viewCalls = new ViewCalls(server);
+    add(viewCalls.node);
+  }
+  return viewCalls;
+}
 
 /** Append a node to the conversation (following it if the person is at the bottom). */
 export const appendToConversation = add;
@@ -169,8 +225,9 @@ export function callStarted(msg) {
   result,
   views,
   );
-  cards.set(msg.callId, { card, status, duration, cancel, progress, fill, progressText, result, views, args, started: performance.now() });
-  if (source === "view") drawSoon.add(card);
+  const group = source === "view" ? viewCallsOf(String(msg.server ?? "")) : null;
+  cards.set(msg.callId, { card, status, duration, cancel, progress, fill, progressText, result, views, args, group, started: performance.now() });
+  if (group) group.add(card);
   else add(card);
   startTicker();
 }
@@ -208,6 +265,7 @@ function finish(c, state, label, durationMs) {
   c.cancel.remove();
   c.progress.hidden = true;
   c.duration.textContent = formatDuration(durationMs);
+  c.group?.ended(c.card);
 }
 
 /** @param {import("./frames").CallFinishedFrame} msg */
@@ -255,7 +313,7 @@ export function callFailed(msg) {
 /** Host → page `conversation-reset`: start an empty column; the host replays what follows. */
 export function resetConversation() {
   cards.clear();
-  drawSoon.nodes.length = 0;
+  viewCalls = null;
   trailer = null;
   // A card holding a view pinned to the side panel stays, collapsed: removing it would end the view.
   for (const node of [...inner.children]) {
