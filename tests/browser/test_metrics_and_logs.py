@@ -319,12 +319,17 @@ def test_two_workers_are_counted_together(start_host, page_for, postgres):
     tools = {"record", "record-slow", "rec-app-only", "write-note"}
     expected = Counter({("rec", "record", "person", "ok"): 6})
     seen: list[Counter[CallKey]] = []
+    calls: list[tuple[Any, ...]] = []
 
     def on_record() -> bool:
-        seen.append(calls_on_record(audit_events(host), tools))
+        events = audit_events(host)
+        seen.append(calls_on_record(events, tools))
+        calls[:] = [(e["conversation"], e["id"], e["direction"], e["decision"], e["reason"]) for e in events
+                    if e["method"] == "tools/call"]
         return seen[-1] == expected
 
-    wait_for(on_record, lambda: f"the six calls on record (last seen: {seen[-1]})", 120)
+    wait_for(on_record, lambda: f"the six calls on record (last seen: {seen[-1]}; tools/call events: {calls}; "
+             f"the workers count {tool_calls(scrape(metrics_port)[1]) - before})", 120)
     assert tool_calls(scrape(metrics_port)[1]) - before == expected
     assert value(scrape(metrics_port)[1], "mcp_apps_host_server_connections", server="rec", state="ready") == 2
     for page in pages:
