@@ -12,7 +12,7 @@ import asyncio
 import itertools
 import math
 import time
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
@@ -37,27 +37,55 @@ from .driver import ViewDriver
 from .journal import ConversationLog
 from .page import Page
 
+# A view's own call is drawn only once it has run this long: most end sooner (a page of results, a poll), and
+# a card drawn while the server works costs the page, the host and the server their share of two cores just
+# then (the answer came back 1-2 ms later); a call that ends sooner gets its card with its answer.
+VIEW_CARD_AFTER_S: Final = 0.1
+
 
 class CallCard:
-    """The frames of one call's card."""
+    """The frames of one call's card.
+
+    A card can be put off (``started(..., after=seconds)``): a call that ends sooner sends its card's
+    frames as it ends, after the answer, instead of making the page draw a card while the server works.
+    """
 
     def __init__(self, page: Page, call_id: int) -> None:
         self.page = page
         self.call_id = call_id
+        self._start: f.CallStarted | None = None  # put off, not sent yet
+        self._timer: asyncio.TimerHandle | None = None
 
     def started(self, server: str | None, tool: str | None, arguments: dict[str, Any], source: str,
-                app_tool_of: str | None = None) -> None:
-        self.page.send(f.CallStarted(call_id=self.call_id, server=server, tool=tool, arguments=arguments,
-                                     source=source, app_tool_of=app_tool_of))  # type: ignore[arg-type]
+                app_tool_of: str | None = None, *, after: float = 0.0) -> None:
+        frame = f.CallStarted(call_id=self.call_id, server=server, tool=tool, arguments=arguments,
+                              source=source, app_tool_of=app_tool_of)  # type: ignore[arg-type]
+        if after <= 0:
+            self.page.send(frame)
+            return
+        self._start = frame
+        self._timer = asyncio.get_running_loop().call_later(after, self._show)
+
+    def _show(self) -> None:
+        """The card, now, if it was put off."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._start is not None:
+            frame, self._start = self._start, None
+            self.page.send(frame)
 
     def progress(self, value: float, total: float | None, message: str | None) -> None:
+        self._show()
         self.page.send(f.CallProgress(call_id=self.call_id, progress=value, total=total, message=message))
 
     def finished(self, result: dict[str, Any], duration_ms: int) -> None:
+        self._show()
         self.page.send(f.CallFinished(call_id=self.call_id, result=result, is_error=result.get("isError") is True,
                                       duration_ms=duration_ms))
 
     def failed(self, error: str, duration_ms: int = 0, cancelled: bool = False) -> None:
+        self._show()
         self.page.send(f.CallFailed(call_id=self.call_id, error=error, duration_ms=duration_ms, cancelled=cancelled))
 
     def replay(self, record: CallRecord) -> None:
@@ -156,7 +184,8 @@ class CallRunner:
             if on_progress is not None:
                 await on_progress(progress, total, message)
 
-        card.started(server, tool, arguments, source, app_tool_of.label if app_tool_of else None)
+        card.started(server, tool, arguments, source, app_tool_of.label if app_tool_of else None,
+                     after=VIEW_CARD_AFTER_S if source == "view" else 0.0)
         to_server = app_tool_of is None
         # The one place every call to a server passes, whoever made it: the server's tool rules.
         refused = self.refusal(server, tool) if to_server else None
