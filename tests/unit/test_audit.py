@@ -510,3 +510,91 @@ def test_an_urgent_write_beside_the_audit_does_not_wait_for_the_writers_linger(d
     finally:
         audit.close()  # the stop ends the linger: the second event is written
     assert len(audit.query(limit=None)) == 2
+
+
+def _committed(audit: AuditLog) -> int:
+    with audit.engine.connect() as conn:
+        return int(conn.scalar(select(func.count()).select_from(audit_events)) or 0)
+
+
+def test_events_nobody_waits_for_stay_on_their_loop_and_are_committed_together(db_url: str):
+    """Each event handed to the writer on its own would wake its thread, which takes the interpreter from the
+    loop while a view's call is under way: they are handed over together, at the linger or a wait."""
+    audit = AuditLog(db_url, linger=0.3)
+    inserts: list[str] = []  # the writer inserts each batch of events with one statement
+    event.listen(audit.engine, "before_cursor_execute",
+                 lambda conn, cursor, statement, *rest: inserts.append(statement)
+                 if statement.startswith("INSERT INTO audit_events") else None)
+
+    async def run() -> None:
+        for n in range(3):
+            audit.record_nowait(ev(n))
+        assert audit._queue.qsize() == 0  # the writer has not been handed any of them yet
+        deadline = time.monotonic() + 30
+        while _committed(audit) < 3 and time.monotonic() < deadline:  # nobody waits: the linger ends it
+            await asyncio.sleep(0.05)
+
+    try:
+        asyncio.run(run())
+        assert _committed(audit) == 3
+        assert len(inserts) == 1, inserts
+    finally:
+        audit.close()
+
+
+def test_a_write_nobody_is_held_up_by_waits_past_a_replys_commit(db_url: str):
+    """A reply waits for its events' commit, not for a write of another table queued before it (a
+    conversation item): that one runs at the linger, after the reply has left."""
+    audit = AuditLog(db_url, linger=60)
+
+    async def run() -> asyncio.Future[int]:
+        item = asyncio.ensure_future(audit.run_beside(lambda: _committed(audit)))
+        await asyncio.sleep(0)  # queued
+        audit.record_nowait(ev(1))
+        await asyncio.wait_for(audit.drain(), 30)
+        assert _committed(audit) == 1
+        with pytest.raises(TimeoutError):  # still waiting for the linger
+            await asyncio.wait_for(asyncio.shield(item), 1)
+        return item
+
+    try:
+        asyncio.run(run())
+    finally:
+        audit.close()  # the stop runs it
+
+
+def test_what_waits_on_the_loop_is_written_at_the_stop(db_url: str):
+    audit = AuditLog(db_url, linger=60)
+
+    async def run() -> None:
+        for n in range(3):
+            audit.record_nowait(ev(n))
+
+    asyncio.run(run())  # the loop is gone; the events are not
+    audit.close()
+    again = AuditLog(db_url)
+    try:
+        assert [r["id"] for r in again.query(limit=None)] == [0, 1, 2]
+    finally:
+        again.close()
+
+
+def test_a_write_waiting_on_the_loop_hears_of_a_writer_that_broke(db_url: str, monkeypatch: pytest.MonkeyPatch):
+    audit = AuditLog(db_url, linger=60)
+    try:
+        def broken(self: object, now: float) -> None:
+            raise RuntimeError("a fault in the writer")
+
+        monkeypatch.setattr("mcp_apps_host.store.outage.Backlog.up", broken)
+
+        async def run() -> None:
+            item = asyncio.ensure_future(audit.run_beside(lambda: None))
+            await asyncio.sleep(0)  # kept on the loop for the linger
+            with pytest.raises(RuntimeError):
+                await asyncio.wait_for(audit.record(ev(1)), 30)
+            with pytest.raises(RuntimeError, match="a fault in the writer"):
+                await asyncio.wait_for(item, 30)
+
+        asyncio.run(run())
+    finally:
+        audit.close(timeout=10)

@@ -14,7 +14,10 @@ is released once its batch is on disk. Events are written in the order they were
 queued, whichever of ``record`` and ``record_nowait`` queued them. An event nobody waits
 for yet (``record_nowait``) is committed at the latest ``linger`` seconds after it was
 queued, or with the next flush or awaited event: the messages of a view's call then go
-in the one commit its reply waits for.
+in the one commit its reply waits for. Queued on an event loop, such events (and writes
+nobody is held up by, ``run_beside``) stay with that loop until then and are handed to
+the writer together: the thread wakes once for them, not once each, taking the
+interpreter from the loop each time while a view's call is under way.
 
 What an event is and how a batch is written is in `audit_events.py`. All SQL is built
 with SQLAlchemy Core and runs on PostgreSQL as well; the SQLite connection settings live
@@ -78,9 +81,6 @@ _MAX_BATCH: Final = 2000
 # ends the wait at once.
 LINGER_SECONDS: Final = 0.005
 
-
-
-
 _STOP: Final = object()
 _FLUSH: Final = object()
 _JOB: Final = object()
@@ -97,6 +97,13 @@ class _LoopFlag:
 
     def set(self, error: BaseException | None = None) -> None:
         _wake(self.loop, [self.future], error)
+
+
+class _NoFlag:
+    """A flush marker nobody waits on: what comes before it is committed now rather than after a linger."""
+
+    def set(self, error: BaseException | None = None) -> None:
+        pass
 
 
 class _ThreadFlag:
@@ -242,6 +249,9 @@ class AuditLog:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()  # makes "check closed + enqueue" atomic against close()
         self._closed = False
+        # Queued on an event loop and not waited for: handed to the writer together (`_hand_later`).
+        self._later: list[Any] = []
+        self._later_loop: asyncio.AbstractEventLoop | None = None
         self._batches = BatchWriter()
         self._failure: BaseException | None = None
         self._ready = threading.Event()
@@ -257,16 +267,59 @@ class AuditLog:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _enqueue(self, item: Any) -> None:
+    def _enqueue(self, item: Any, *, later: bool = False, keep_jobs: bool = False) -> None:
+        """Queue ``item`` for the writer. ``later``: nobody waits for it, so on an event loop it stays there until
+        someone does or ``linger`` has passed. ``keep_jobs``: what stays includes writes of other tables, which
+        need not run before this item does (a reply waits for its commit, not for them)."""
         with self._lock:
             if self._failure is not None:
                 raise RuntimeError(f"the audit writer stopped on an error ({type(self._failure).__name__}; "
                                    "its log says more)")
             if self._closed:
                 raise RuntimeError("the audit log is closed")
-            self._queue.put(item)
+            if not (later and self._keep_for_later(item)):
+                self._hand_later(keep_jobs)
+                self._queue.put(item)
         if isinstance(item[0], Row):
             metrics.AUDIT_QUEUE_DEPTH.inc()
+
+    def _keep_for_later(self, item: Any) -> bool:
+        """Keep ``item`` on the running loop for the writer to take later; False off a loop (or on another loop
+        than what is kept now), where it is queued at once. Holds ``_lock``."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        if self._later_loop is not None and loop is not self._later_loop:
+            return False
+        if self._later_loop is None:
+            self._later_loop = loop
+            loop.call_later(self.linger, self._linger_over)
+        self._later.append(item)
+        return True
+
+    def _hand_later(self, keep_jobs: bool = False) -> None:
+        """Queue what was kept for later, in order (but the writes of other tables with ``keep_jobs``). Holds
+        ``_lock``."""
+        if not self._later:
+            return
+        kept = []
+        for item in self._later:
+            if keep_jobs and item[0] is _JOB:
+                kept.append(item)
+            else:
+                self._queue.put(item)
+        self._later = kept
+        if not kept:
+            self._later_loop = None  # its timer finds nothing left
+
+    def _linger_over(self) -> None:
+        """On the loop, ``linger`` after the first of what it keeps: all of it goes to the writer, committed now."""
+        with self._lock:
+            self._later_loop = None
+            if self._later and self._failure is None:
+                self._hand_later()
+                self._queue.put((_FLUSH, _NoFlag()))
 
     async def record(self, event: AuditEvent) -> None:
         """Queue the event and return once it is committed (raises if the commit failed, or
@@ -279,7 +332,7 @@ class AuditLog:
         row = to_row(event, self.preview_chars)
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-        self._enqueue((row, (loop, fut)))
+        self._enqueue((row, (loop, fut)), keep_jobs=True)
         await fut
 
     def record_nowait(self, event: AuditEvent) -> None:
@@ -287,7 +340,7 @@ class AuditLog:
 
         Validation errors are still raised here; a failed commit is only logged.
         """
-        self._enqueue((to_row(event, self.preview_chars), None))
+        self._enqueue((to_row(event, self.preview_chars), None), later=True)
 
     def flush(self, timeout: float | None = None) -> None:
         """Block until everything queued so far is committed (or failed)."""
@@ -301,7 +354,7 @@ class AuditLog:
         waits for it). Raises :class:`DatabaseUnavailable` when the database could not take it within
         ``wait`` seconds (the events stay held and are written once it can)."""
         flag = _LoopFlag()
-        self._enqueue((_FLUSH, flag))
+        self._enqueue((_FLUSH, flag), keep_jobs=True)
         await flag.future
 
     @property
@@ -324,7 +377,7 @@ class AuditLog:
         it holds now instead of lingering for the rest of a call's events."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._enqueue((_JOB, (fn, args, loop, future), urgent))
+        self._enqueue((_JOB, (fn, args, loop, future), urgent), later=not urgent)
         return await future
 
     def close(self, timeout: float | None = 30.0) -> None:
@@ -333,6 +386,7 @@ class AuditLog:
             if self._closed:
                 return
             self._closed = True
+            self._hand_later()
             self._queue.put(_STOP)
         self._writer.join(timeout)
         if self._checkpoints is not None:
@@ -399,6 +453,7 @@ class AuditLog:
         """The writer cannot go on: what it holds, and all queued and yet to come, fails with ``error``."""
         with self._lock:
             self._failure = error  # nothing is queued after this (`_enqueue`)
+            self._hand_later()  # what waits on the loop fails with the rest
         while True:
             try:
                 item = self._queue.get_nowait()
