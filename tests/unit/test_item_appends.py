@@ -126,3 +126,24 @@ async def test_items_the_database_cannot_take_now_wait_for_their_journals_next_a
                                         return_exceptions=True)
     assert all(isinstance(o, OperationalError) for o in outcomes), outcomes
     assert put_back == items and repo.tried == 1
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_a_batch_of_items_gets_each_item_its_own_row_id(store: str, tmp_path: Path,
+                                                        request: pytest.FixtureRequest) -> None:
+    """The ids of a batch come back from one statement: each must be its own item's, in the order given, or a
+    journal would update another item's row."""
+    url = (request.getfixturevalue("postgres").database() if store == "postgresql"
+           else f"sqlite:///{tmp_path / 'items.db'}")
+    engine = open_database(url)
+    try:
+        repo = Conversations(engine)
+        own = repo.bound(Identity("ana"))
+        first, second = own.create().id, own.create().id
+        items: list[NewItem] = [(first if n % 3 else second, "tool-call", {"n": n}) for n in range(12)]
+        ids = repo.append_many(items)
+        stored = {i.id: i.data for c in (first, second) for i in repo.items(c)}
+        assert [stored[i] for i in ids] == [data for _, _, data in items]
+        assert ids == sorted(ids)
+    finally:
+        engine.dispose()
