@@ -1,6 +1,6 @@
 """A view's own call: its answer reaches the page before the call's card is finished, so the page hands the
 answer on before it draws anything; the card still ends with the call's result. A call that ends soon gets
-its card only then; one that runs on gets it while it runs."""
+its card a moment later, start and end together; one that runs on gets it while it runs."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _call(tab, view: str, msg_id: int, name: str, arguments: dict) -> None:
 
 
 @pytest.mark.anyio
-async def test_a_view_call_that_ends_soon_is_drawn_only_with_its_answer(tmp_path) -> None:
+async def test_a_view_call_that_ends_soon_is_drawn_after_its_answer_start_and_end_together(tmp_path) -> None:
     app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db")
     async with open_tab(app) as tab:
         view = await ready_view(tab, "fine", "fine-view")
@@ -42,10 +42,11 @@ async def test_a_view_call_that_ends_soon_is_drawn_only_with_its_answer(tmp_path
         await tab.until(reply_to(view, 7))
         started = await tab.until(lambda f: f["type"] == "call-started" and f["source"] == "view")
         assert started["tool"] == "echo" and started["arguments"] == {"text": "hi"}
-        await tab.until(lambda f: f["type"] == "call-finished" and f["callId"] == started["callId"])
+        finished = await tab.until(lambda f: f["type"] == "call-finished" and f["callId"] == started["callId"])
         order = [frame for frame, _ in tab.sent]
-        # Not drawn while the server worked on it: the card's frames come after the answer, in order.
+        # Not drawn while the server worked on it, nor as its answer went: later, in one go.
         assert order.index(tab.frames(reply_to(view, 7))[0]) < order.index(started)
+        assert order.index(finished) == order.index(started) + 1
 
 
 @pytest.mark.anyio

@@ -15,9 +15,9 @@ queued, whichever of ``record`` and ``record_nowait`` queued them. An event nobo
 for yet (``record_nowait``) is committed at the latest ``linger`` seconds after it was
 queued, or with the next flush or awaited event: the messages of a view's call then go
 in the one commit its reply waits for. Queued on an event loop, such events (and writes
-nobody is held up by, ``run_beside``) stay with that loop until then and are handed to
-the writer together: the thread wakes once for them, not once each, taking the
-interpreter from the loop each time while a view's call is under way.
+nobody is held up by, ``run_beside``) stay with that loop until then and go to the
+writer together: its thread wakes once for them rather than once each, and each wake
+takes the interpreter from the loop while a view's call is under way.
 
 What an event is and how a batch is written is in `audit_events.py`. All SQL is built
 with SQLAlchemy Core and runs on PostgreSQL as well; the SQLite connection settings live

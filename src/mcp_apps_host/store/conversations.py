@@ -43,9 +43,8 @@ class Item:
 
 
 # Built once: a statement given its values with `.values(...)` is built, keyed and looked up again on every
-# call (about 0.15 ms each on SQLite), and an item is written for every call a view makes.
-# One statement for a batch of items, their ids back in the order given (a statement per item cost each item
-# more than its row).
+# call (about 0.15 ms each on SQLite), and an item is written for every call a view makes. A batch of items
+# goes in one statement, their ids back in the order given (one statement each cost an item more than its row).
 _APPEND_ITEMS = insert(conversation_items).returning(conversation_items.c.id, sort_by_parameter_order=True)
 _TOUCH = update(conversations).where(conversations.c.id == bindparam("conversation_id")).values(
     updated=bindparam("now"))

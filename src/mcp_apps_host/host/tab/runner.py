@@ -37,23 +37,25 @@ from .driver import ViewDriver
 from .journal import ConversationLog
 from .page import Page
 
-# A view's own call is drawn only once it has run this long: most end sooner (a page of results, a poll), and
-# a card drawn while the server works costs the page, the host and the server their share of two cores just
-# then (the answer came back 1-2 ms later); a call that ends sooner gets its card with its answer.
+# A view's own call is drawn once it has run this long, a call that ended sooner then too, start and end
+# together: most end sooner (a page of results, a poll), and a card drawn while the server works, or as the
+# answer arrives, takes the page's and the machine's time (two cores shared by the browser, the host and the
+# server) from the answer and the view's next message.
 VIEW_CARD_AFTER_S: Final = 0.1
 
 
 class CallCard:
     """The frames of one call's card.
 
-    A card can be put off (``started(..., after=seconds)``): a call that ends sooner sends its card's
-    frames as it ends, after the answer, instead of making the page draw a card while the server works.
+    A card can be put off (``started(..., after=seconds)``): then it is drawn that long after the call
+    started, as it stands by then (running, or ended), and not while the server works or the answer arrives.
     """
 
     def __init__(self, page: Page, call_id: int) -> None:
         self.page = page
         self.call_id = call_id
         self._start: f.CallStarted | None = None  # put off, not sent yet
+        self._end: f.CallFinished | f.CallFailed | None = None  # came while the start was put off
         self._timer: asyncio.TimerHandle | None = None
 
     def started(self, server: str | None, tool: str | None, arguments: dict[str, Any], source: str,
@@ -67,26 +69,33 @@ class CallCard:
         self._timer = asyncio.get_running_loop().call_later(after, self._show)
 
     def _show(self) -> None:
-        """The card, now, if it was put off."""
+        """The card, now, if it was put off; with its end, if the call has ended."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if self._start is not None:
             frame, self._start = self._start, None
             self.page.send(frame)
+        if self._end is not None:
+            end, self._end = self._end, None
+            self.page.send(end)
+
+    def _ended(self, frame: f.CallFinished | f.CallFailed) -> None:
+        if self._start is not None:  # drawn with its start, when that is due
+            self._end = frame
+        else:
+            self.page.send(frame)
 
     def progress(self, value: float, total: float | None, message: str | None) -> None:
-        self._show()
+        self._show()  # progress: the person may want to see it, or cancel
         self.page.send(f.CallProgress(call_id=self.call_id, progress=value, total=total, message=message))
 
     def finished(self, result: dict[str, Any], duration_ms: int) -> None:
-        self._show()
-        self.page.send(f.CallFinished(call_id=self.call_id, result=result, is_error=result.get("isError") is True,
-                                      duration_ms=duration_ms))
+        self._ended(f.CallFinished(call_id=self.call_id, result=result, is_error=result.get("isError") is True,
+                                   duration_ms=duration_ms))
 
     def failed(self, error: str, duration_ms: int = 0, cancelled: bool = False) -> None:
-        self._show()
-        self.page.send(f.CallFailed(call_id=self.call_id, error=error, duration_ms=duration_ms, cancelled=cancelled))
+        self._ended(f.CallFailed(call_id=self.call_id, error=error, duration_ms=duration_ms, cancelled=cancelled))
 
     def replay(self, record: CallRecord) -> None:
         """A call kept on record, drawn again as it ended (a call still running then was interrupted)."""
