@@ -25,7 +25,7 @@ class PageProbe:
     def __init__(self, page: Any) -> None:
         self.cdp = page.context.new_cdp_session(page)
 
-    def run(self, expression: str, within: float = 10.0) -> Any:
+    def run(self, expression: str, within: float = 30.0) -> Any:
         start = time.monotonic()
         reply = self.cdp.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
                                                    "awaitPromise": True})
@@ -53,8 +53,9 @@ def test_resource_attack_leaves_the_host_usable(corpus, name):
         # The view says so through the host before it starts; its log in the page shows it.
         probe.wait(f"{here}.querySelector('[data-testid=view-log]').textContent.includes('started: {name}')")
         # For a few seconds of the attack the page answers each time (a page sharing the view's renderer
-        # would not answer at all; 10 s allows for two cores shared with other work), and what the person
-        # types shows.
+        # would not answer at all), and what the person types shows. 30 s allows for two cores shared with
+        # other work and for the browser's own process, which every frame shares: under thousands of frames
+        # the page's next frame took 12 s beside a loaded suite.
         until = time.monotonic() + 3.0
         while time.monotonic() < until:
             probe.run("new Promise((r) => requestAnimationFrame(() => r(1)))")
