@@ -37,10 +37,10 @@ from .driver import ViewDriver
 from .journal import ConversationLog
 from .page import Page
 
-# A view's own call is drawn once it has run this long, a call that ended sooner then too, start and end
-# together: most end sooner (a page of results, a poll), and a card drawn while the server works, or as the
-# answer arrives, takes the page's and the machine's time (two cores shared by the browser, the host and the
-# server) from the answer and the view's next message.
+# A view's own call is drawn this long after it started; one that ended sooner is drawn then too, start and
+# end together. Most end sooner (a page of results, a poll), and a card drawn while the server works, or as the
+# answer arrives, takes the page's time and the machine's (two cores shared by the browser, the host and the
+# server) from the answer and from the view's next message.
 VIEW_CARD_AFTER_S: Final = 0.1
 
 
