@@ -328,8 +328,15 @@ def test_two_workers_are_counted_together(start_host, page_for, postgres):
                     if e["method"] == "tools/call"]
         return seen[-1] == expected
 
+    def pages_said() -> str:
+        """What each calling tab shows: a line kept in its box, or a notice, says a call never left it."""
+        return "; ".join(f"worker {worker}: box {page.locator('[data-testid=chat-input]').input_value()!r}, "
+                         f"cards {page.locator('[data-testid=call]').count()}, notices "
+                         f"{page.locator('[data-testid=notice]').all_text_contents()}"
+                         for worker, page in by_worker.items())
+
     wait_for(on_record, lambda: f"the six calls on record (last seen: {seen[-1]}; tools/call events: {calls}; "
-             f"the workers count {tool_calls(scrape(metrics_port)[1]) - before})", 120)
+             f"the workers count {tool_calls(scrape(metrics_port)[1]) - before}; the tabs: {pages_said()})", 120)
     assert tool_calls(scrape(metrics_port)[1]) - before == expected
     assert value(scrape(metrics_port)[1], "mcp_apps_host_server_connections", server="rec", state="ready") == 2
     for page in pages:
