@@ -132,6 +132,13 @@ def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) ->
             fut.set_exception(error)
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def _run_jobs(jobs: list[Any]) -> None:
     for job in jobs:
         _run_job(*job)
@@ -252,6 +259,7 @@ class AuditLog:
         # Queued on an event loop and not waited for: handed to the writer together (`_hand_later`).
         self._later: list[Any] = []
         self._later_loop: asyncio.AbstractEventLoop | None = None
+        self._later_timer: asyncio.TimerHandle | None = None  # hands them over when the linger ends
         self._batches = BatchWriter()
         self._failure: BaseException | None = None
         self._ready = threading.Event()
@@ -286,15 +294,12 @@ class AuditLog:
     def _keep_for_later(self, item: Any) -> bool:
         """Keep ``item`` on the running loop for the writer to take later; False off a loop (or on another loop
         than what is kept now), where it is queued at once. Holds ``_lock``."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        if self._later_loop is not None and loop is not self._later_loop:
+        loop = _running_loop()
+        if loop is None or (self._later_loop is not None and loop is not self._later_loop):
             return False
         if self._later_loop is None:
             self._later_loop = loop
-            loop.call_later(self.linger, self._linger_over)
+            self._later_timer = loop.call_later(self.linger, self._linger_over)
         self._later.append(item)
         return True
 
@@ -311,12 +316,16 @@ class AuditLog:
                 self._queue.put(item)
         self._later = kept
         if not kept:
-            self._later_loop = None  # its timer finds nothing left
+            # Nothing left for the linger: its timer is stopped on its own loop (from another thread it is left
+            # to find nothing), or it would wake the loop once for every call a view makes.
+            if self._later_timer is not None and _running_loop() is self._later_loop:
+                self._later_timer.cancel()
+            self._later_loop = self._later_timer = None
 
     def _linger_over(self) -> None:
         """On the loop, ``linger`` after the first of what it keeps: all of it goes to the writer, committed now."""
         with self._lock:
-            self._later_loop = None
+            self._later_loop = self._later_timer = None
             if self._later and self._failure is None:
                 self._hand_later()
                 self._queue.put((_FLUSH, _NoFlag()))
