@@ -489,32 +489,28 @@ def test_a_payload_already_stored_is_skipped_by_the_insert_on_postgresql(postgre
         second.close()
 
 
+def _committed(audit: AuditLog) -> int:
+    with audit.engine.connect() as conn:
+        return int(conn.scalar(select(func.count()).select_from(audit_events)) or 0)
+
+
 def test_an_urgent_write_beside_the_audit_does_not_wait_for_the_writers_linger(db_url: str):
     """The writer lingers for the rest of a call's events before it commits (here 60 s); a write somebody waits
     for now (a view's mount, a view's request) has it commit what it holds and run the write at once."""
     audit = AuditLog(db_url, linger=60)
 
-    def committed() -> int:
-        with audit.engine.connect() as conn:
-            return int(conn.scalar(select(func.count()).select_from(audit_events)) or 0)
-
     async def run() -> None:
         audit.record_nowait(ev(1))  # nobody waits for it: the writer lingers for more
-        assert await asyncio.wait_for(audit.run_beside(committed, urgent=True), 30) == 1
+        assert await asyncio.wait_for(audit.run_beside(_committed, audit, urgent=True), 30) == 1
         audit.record_nowait(ev(2))
         with pytest.raises(TimeoutError):  # not urgent: it waits with the event for the linger
-            await asyncio.wait_for(audit.run_beside(committed), 1)
+            await asyncio.wait_for(audit.run_beside(_committed, audit), 1)
 
     try:
         asyncio.run(run())
     finally:
         audit.close()  # the stop ends the linger: the second event is written
     assert len(audit.query(limit=None)) == 2
-
-
-def _committed(audit: AuditLog) -> int:
-    with audit.engine.connect() as conn:
-        return int(conn.scalar(select(func.count()).select_from(audit_events)) or 0)
 
 
 def test_events_nobody_waits_for_stay_on_their_loop_and_are_committed_together(db_url: str):
@@ -547,15 +543,14 @@ def test_a_write_nobody_is_held_up_by_waits_past_a_replys_commit(db_url: str):
     conversation item): that one runs at the linger, after the reply has left."""
     audit = AuditLog(db_url, linger=60)
 
-    async def run() -> asyncio.Future[int]:
-        item = asyncio.ensure_future(audit.run_beside(lambda: _committed(audit)))
+    async def run() -> None:
+        item = asyncio.ensure_future(audit.run_beside(_committed, audit))
         await asyncio.sleep(0)  # queued
         audit.record_nowait(ev(1))
         await asyncio.wait_for(audit.drain(), 30)
         assert _committed(audit) == 1
         with pytest.raises(TimeoutError):  # still waiting for the linger
             await asyncio.wait_for(asyncio.shield(item), 1)
-        return item
 
     try:
         asyncio.run(run())

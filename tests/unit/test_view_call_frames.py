@@ -11,26 +11,24 @@ from tests.unit.tabdriver import app_for, open_tab, reply_to
 from tests.unit.test_failing_servers import failing, ready_view
 
 
+def _call(tab, view: str, msg_id: int, name: str, arguments: dict) -> None:
+    tab.put({"type": "view-message", "view": view,
+             "message": {"jsonrpc": "2.0", "id": msg_id, "method": "tools/call",
+                         "params": {"name": name, "arguments": arguments}}})
+
+
 @pytest.mark.anyio
 async def test_a_views_answer_goes_to_the_page_before_its_calls_card_is_finished(tmp_path) -> None:
     app = app_for({"fine": failing("fine")}, f"sqlite:///{tmp_path}/h.db")
     async with open_tab(app) as tab:
         view = await ready_view(tab, "fine", "fine-view")
-        echo = {"name": "echo", "arguments": {"text": "hi"}}
-        tab.put({"type": "view-message", "view": view,
-                 "message": {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": echo}})
+        _call(tab, view, 7, "echo", {"text": "hi"})
         await tab.until(reply_to(view, 7))
         started = await tab.until(lambda f: f["type"] == "call-started" and f["source"] == "view")
         finished = await tab.until(lambda f: f["type"] == "call-finished" and f["callId"] == started["callId"])
         assert "echo: hi" in str(finished["result"])
         order = [frame for frame, _ in tab.sent]
         assert order.index(tab.frames(reply_to(view, 7))[0]) < order.index(finished)
-
-
-def _call(tab, view: str, msg_id: int, name: str, arguments: dict) -> None:
-    tab.put({"type": "view-message", "view": view,
-             "message": {"jsonrpc": "2.0", "id": msg_id, "method": "tools/call",
-                         "params": {"name": name, "arguments": arguments}}})
 
 
 @pytest.mark.anyio
