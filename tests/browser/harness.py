@@ -393,6 +393,18 @@ def wait_view(page: Page, server: str, tool: str, state: str = "ready",
         time.sleep(0.1)
 
 
+def open_inspector(view: Locator) -> Locator:
+    """Open the view's inspector and return its panel. A click that lands while the conversation scrolls
+    (a view taking its height) can fall into a view's frame instead, where the page never hears of it and
+    Playwright reports it done; the toggle's aria-expanded says whether it reached the button."""
+    toggle = view.locator("[data-testid=view-inspect]")
+    for _ in range(5):
+        if toggle.get_attribute("aria-expanded") == "true":
+            return view.locator("[data-testid=inspector]")
+        toggle.click()  # its handler runs within the click: the attribute is set once click() returns
+    raise AssertionError(f"the inspector did not open after 5 clicks: {view.inner_text()[:500]!r}")
+
+
 def view_frame(view: Locator) -> FrameLocator:
     """The app: view container -> sandbox proxy iframe -> inner app iframe."""
     return view.frame_locator("iframe.proxy").frame_locator("iframe")

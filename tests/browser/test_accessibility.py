@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from harness import REPO, HostLauncher, call_tool, view_frame, wait_view
+from harness import REPO, HostLauncher, call_tool, open_inspector, view_frame, wait_view
 from playwright.sync_api import Locator, Page, expect
 
 from tests.modelfakes import openai_fake, text
@@ -213,8 +213,7 @@ def test_inspector(start_host: HostLauncher, page_for: Callable[..., Page]) -> N
     page = page_for(start_host({"fx": cmd("checks")}))
     call_tool(page, "fx", "good", {})
     view = wait_view(page, "fx", "good")
-    view.locator("[data-testid=view-inspect]").click()
-    inspector = view.locator("[data-testid=inspector]")
+    inspector = open_inspector(view)
     expect(inspector).to_be_visible()
     expect(inspector.locator("[data-testid=inspector-record]").first).to_be_attached()
     inspector.locator("[data-testid=inspector-record] .inspector-row").first.click()  # one expanded too
@@ -317,8 +316,7 @@ def test_reduced_motion_and_contrast_reach_the_page_and_the_views_context(
     assert all(float(d.rstrip("s")) <= 0.01 for d in duration.split(",")), duration
     call_tool(page, "fx", "good", {})
     view = wait_view(page, "fx", "good")
-    view.locator("[data-testid=view-inspect]").click()
-    shown = view.locator("[data-testid=inspector-context]")
+    shown = open_inspector(view).locator("[data-testid=inspector-context]")
     expect(shown).to_contain_text('"prefersReducedMotion": true')  # the view's context, as sent
     context = json.loads(shown.text_content() or "")
     assert context["mcp-apps-host/accessibility"] == {

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from harness import REPO, HostLauncher, call_tool, start_new_conversation, view_frame, wait_view
+from harness import REPO, HostLauncher, call_tool, open_inspector, start_new_conversation, view_frame, wait_view
 from playwright.sync_api import FrameLocator, Locator, Page, expect
 
 pytestmark = pytest.mark.browser
@@ -226,8 +226,7 @@ def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_re
     audit = page.request.get(f"{host.origin}/api/audit?format=json&view={handle}&method=ui/request-display-mode")
     assert [e for e in audit.json()["events"] if e["direction"] == "view->host"], audit.text()
     # Its inspector still opens: the other conversation's views went, not this one's panel.
-    pinned.locator("[data-testid=view-inspect]").click()
-    expect(pinned.locator("[data-testid=inspector]")).to_be_visible()
+    expect(open_inspector(pinned)).to_be_visible()
     pinned.locator("[data-testid=view-inspect]").click()
 
     # Back to its own conversation: it is not mounted a second time.

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 
 import pytest
-from harness import REPO, HostLauncher, call_tool, view_frame, wait_view
+from harness import REPO, HostLauncher, call_tool, open_inspector, view_frame, wait_view
 from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
@@ -16,11 +16,10 @@ pytestmark = pytest.mark.browser
 CHECKS = f"{sys.executable} {REPO / 'tests' / 'fixtures' / 'servers.py'} checks"
 
 
-def open_inspector(page: Page, tool: str):
+def inspect_call(page: Page, tool: str):
     call_tool(page, "fx", tool, {})
     view = wait_view(page, "fx", tool)
-    view.locator("[data-testid=view-inspect]").click()
-    inspector = view.locator("[data-testid=inspector]")
+    inspector = open_inspector(view)
     expect(inspector).to_be_visible()
     return view, inspector
 
@@ -30,7 +29,7 @@ def test_the_inspector_lists_filters_expands_and_copies_the_views_messages(
     host = start_host({"fx": CHECKS})
     page = page_for(host)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=host.origin)
-    _view, inspector = open_inspector(page, "good")
+    _view, inspector = inspect_call(page, "good")
     rows = inspector.locator("[data-testid=inspector-record]")
     result = rows.and_(page.locator("[data-method='ui/notifications/tool-result']"))
     expect(result).to_have_count(1)
@@ -64,7 +63,7 @@ def test_the_host_context_controls_change_the_views_context_live(
         start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
     host = start_host({"fx": CHECKS})
     page = page_for(host)
-    view, inspector = open_inspector(page, "good")
+    view, inspector = inspect_call(page, "good")
     expect(inspector.locator("[data-testid=inspector-context]")).to_contain_text('"platform": "web"')
     inspector.locator("[data-testid=inspector-theme]").select_option("dark")
     inspector.locator("[data-testid=inspector-locale]").fill("fr-FR")
@@ -98,7 +97,7 @@ def test_the_inspector_shows_a_csp_violation_with_the_entry_that_would_allow_it(
         start_host: HostLauncher, page_for: Callable[..., Page]) -> None:
     host = start_host({"fx": CHECKS})
     page = page_for(host)
-    _view, inspector = open_inspector(page, "csp-blocked")
+    _view, inspector = inspect_call(page, "csp-blocked")
     inspector.locator("[data-testid=inspector-kind]").select_option("csp")
     violation = inspector.locator("[data-testid=inspector-record]").locator("visible=true")
     expect(violation).to_have_count(1, timeout=15_000)
