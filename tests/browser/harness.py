@@ -393,16 +393,33 @@ def wait_view(page: Page, server: str, tool: str, state: str = "ready",
         time.sleep(0.1)
 
 
+# A click whose point has another process's frame under it when the events are delivered (the layout moved after
+# Playwright's checks: a view taking its size, the conversation following its end) goes to that frame; Playwright
+# watches for the events in the page's document only, and when none comes there it reports the click done.
+_HEAR_NEXT_CLICK = """target => {
+  window.__testClickHeard = false;
+  document.addEventListener("click", (e) => { window.__testClickHeard = target.contains(e.target); },
+                            {capture: true, once: true});
+}"""
+
+
+def click_in_page(target: Locator, tries: int = 5) -> None:
+    """Click ``target`` and make sure the page heard the click on it, clicking again when it went elsewhere."""
+    for _ in range(tries):
+        target.evaluate(_HEAR_NEXT_CLICK)
+        target.click()
+        if target.page.evaluate("() => window.__testClickHeard === true"):
+            return
+    raise AssertionError(f"{tries} clicks on {target} never reached it in the page")
+
+
 def open_inspector(view: Locator) -> Locator:
-    """Open the view's inspector and return its panel. A click that lands while the conversation scrolls
-    (a view taking its height) can fall into a view's frame instead, where the page never hears of it and
-    Playwright reports it done; the toggle's aria-expanded says whether it reached the button."""
+    """Open the view's inspector; its panel."""
     toggle = view.locator("[data-testid=view-inspect]")
-    for _ in range(5):
-        if toggle.get_attribute("aria-expanded") == "true":
-            return view.locator("[data-testid=inspector]")
-        toggle.click()  # its handler runs within the click: the attribute is set once click() returns
-    raise AssertionError(f"the inspector did not open after 5 clicks: {view.inner_text()[:500]!r}")
+    click_in_page(toggle)
+    if toggle.get_attribute("aria-expanded") != "true":  # set by the click's handler, within the click
+        raise AssertionError(f"the inspector did not open: {view.inner_text()[:500]!r}")
+    return view.locator("[data-testid=inspector]")
 
 
 def view_frame(view: Locator) -> FrameLocator:

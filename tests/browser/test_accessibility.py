@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from harness import REPO, HostLauncher, call_tool, open_inspector, view_frame, wait_view
+from harness import REPO, HostLauncher, call_tool, click_in_page, open_inspector, view_frame, wait_view
 from playwright.sync_api import Locator, Page, expect
 
 from tests.modelfakes import openai_fake, text
@@ -179,17 +179,17 @@ def test_fullscreen_pip_and_pinned_panel(start_host: HostLauncher, page_for: Cal
     page.set_viewport_size({"width": 1400, "height": 900})
     call_tool(page, "display", "modes-view", {"n": 1})
     view = wait_view(page, "display", "modes-view")
-    view.locator("[data-testid=view-mode-fullscreen]").click()
+    click_in_page(view.locator("[data-testid=view-mode-fullscreen]"))
     expect(view).to_have_attribute("data-display-mode", "fullscreen")
     assert_accessible(page, "fullscreen")
     view.locator("[data-testid=fullscreen-close]").click()
     expect(view).to_have_attribute("data-display-mode", "inline")
-    view.locator("[data-testid=view-mode-pip]").click()
+    click_in_page(view.locator("[data-testid=view-mode-pip]"))
     expect(view).to_have_attribute("data-display-mode", "pip")
     assert_accessible(page, "pip")
-    view.locator("[data-testid=view-exit-mode]").click()
+    click_in_page(view.locator("[data-testid=view-exit-mode]"))
     expect(view).to_have_attribute("data-display-mode", "inline")
-    view.locator("[data-testid=view-pin]").click()
+    click_in_page(view.locator("[data-testid=view-pin]"))
     expect(page.locator("[data-testid=pinned-panel]")).to_be_visible()
     assert_accessible(page, "pinned panel")
 

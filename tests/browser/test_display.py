@@ -10,7 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from harness import REPO, HostLauncher, call_tool, open_inspector, start_new_conversation, view_frame, wait_view
+from harness import (
+    REPO,
+    HostLauncher,
+    call_tool,
+    click_in_page,
+    open_inspector,
+    start_new_conversation,
+    view_frame,
+    wait_view,
+)
 from playwright.sync_api import FrameLocator, Locator, Page, expect
 
 pytestmark = pytest.mark.browser
@@ -56,7 +65,7 @@ def test_declared_modes_switch_without_reloading_the_view(
 
     # Fullscreen from the header: the container covers the page, the view hears the mode with the
     # space its frame has, and the conversation keeps the view's place.
-    view.locator("[data-testid=view-mode-fullscreen]").click()
+    click_in_page(view.locator("[data-testid=view-mode-fullscreen]"))
     expect(view).to_have_attribute("data-display-mode", "fullscreen")
     expect(app.locator("#mode")).to_have_text("fullscreen")
     full = box(view)
@@ -161,7 +170,7 @@ def test_pip_stays_in_sight_while_the_conversation_scrolls_and_can_be_moved_and_
     assert dims(view)["width"] > old["width"] + 20
 
     # Back inline from the header, in its place in the conversation, never reloaded.
-    view.locator("[data-testid=view-mode-inline]").click()
+    click_in_page(view.locator("[data-testid=view-mode-inline]"))
     expect(view).to_have_attribute("data-display-mode", "inline")
     expect(slot).to_have_count(0)
     expect(app.locator("#typed")).to_have_value("kept in pip")
@@ -202,7 +211,7 @@ def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_re
     app.locator("#typed").fill("typed before pinning")
     first_conversation = page.locator("[data-testid=conversation-item].current").get_attribute("data-id")
 
-    view.locator("[data-testid=view-pin]").click()
+    click_in_page(view.locator("[data-testid=view-pin]"))
     panel = page.locator("[data-testid=pinned-panel]")
     expect(panel).to_be_visible()
     expect(view).to_have_attribute("data-pinned", "over")
@@ -256,7 +265,7 @@ def test_a_pinned_view_stays_live_across_conversations_and_comes_back_after_a_re
     expect(page.locator("[data-testid=view][data-tool=modes-view]")).to_have_count(1)
 
     # Unpinned, it goes back under its call and the panel closes; after a reload it stays there.
-    restored.locator("[data-testid=view-pin]").click()
+    click_in_page(restored.locator("[data-testid=view-pin]"))
     expect(panel).to_be_hidden()
     back = page.locator("[data-testid=call] [data-testid=view][data-tool=modes-view]")
     expect(back).to_have_attribute("data-state", "ready", timeout=30_000)

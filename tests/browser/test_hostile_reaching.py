@@ -8,6 +8,7 @@ import secrets
 
 import hostile_corpus
 import pytest
+from harness import click_in_page
 from hostile_corpus import VICTIM, check, checks, done, hostile
 
 pytestmark = pytest.mark.browser
@@ -81,7 +82,7 @@ def test_reaching_attack_is_contained_forged_response(corpus):
     assert any("unknown request id" in (r or "") for r in refusals), refusals
     # The forged answers did not end anything: the view is ready, and closing it still asks it first.
     assert view.get_attribute("data-state") == "ready"
-    view.locator("[data-testid=view-close]").click()
+    click_in_page(view.locator("[data-testid=view-close]"))
     corpus.page.wait_for_function(
         "h => document.querySelector(`[data-view='${h}']`).dataset.state === 'closed'", arg=handle, timeout=15_000)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from harness import (
+    click_in_page,
     free_port,
     kill_group,
     peer_bin,
@@ -104,7 +105,7 @@ def test_view_tools_are_listed_called_by_the_model_audited_and_gone_with_the_vie
                    for r in rows)
 
         # The view closes: its tools go with it, and a call by the old name fails cleanly.
-        view.locator("[data-testid=view-close]").click()
+        click_in_page(view.locator("[data-testid=view-close]"))
         expect(view).to_have_attribute("data-state", "closed", timeout=10_000)
         expect(view.locator("[data-testid=view-tools]")).to_have_count(0)
         say(page, "read them again")
