@@ -12,6 +12,7 @@ from ...store.outage import write_retried
 from ...values.calls import CallRecord, ViewRef
 from ...values.templates import Template
 from ...values.tools import ToolEntry
+from ...views import events as ev
 from ..process.core import Host
 from . import frames as f
 from .audit import Auditor
@@ -38,7 +39,7 @@ class Mounting:
         except (TemplateError, ServerUnavailable) as exc:
             self._failed(call_id, entry, record, str(exc))
             return None
-        saved = asyncio.ensure_future(self._save(template))  # beside the trust check
+        saved = asyncio.ensure_future(self._save(template))  # beside the trust check and the mount
         trust = "unchecked"
         if self.host.trust is not None:
             verdict = await self.host.write(self.host.trust.check, template, urgent=True)  # pins one used first
@@ -51,8 +52,6 @@ class Mounting:
             elif not verdict.render and not await self._ask(call_id, entry, verdict):
                 self._failed(call_id, entry, record, "the person did not accept the changed template")
                 return None
-        await saved
-        record.view = ViewRef(template.sha256, template.uri)
         # The view instance's id goes with the call's item: its kept state is found by it on a replay.
         instance = record.instance = record.instance or uuid.uuid4().hex
         # A view of this template booted ahead takes the call; else one is mounted now. Either way the
@@ -61,6 +60,14 @@ class Mounting:
         if view is None:
             view = self.views.mount(call_id, entry, template, trust, instance=instance)
         self.views.prebooted.boot_after(view, entry, template)
+        # The call's item names the view only once its template is kept (`_save`), but the view need not wait
+        # for that: on a template never seen the write queued behind the pin's and held the mount up.
+        try:
+            await saved
+        except asyncio.CancelledError:  # the caller, cancelled, never gets the view to tell it so
+            view.drive(ev.ToolCancelled("the call was cancelled"))
+            raise
+        record.view = ViewRef(template.sha256, template.uri)
         return view
 
     def _failed(self, call_id: int, entry: ToolEntry, record: CallRecord, reason: str) -> None:
