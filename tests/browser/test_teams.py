@@ -131,6 +131,12 @@ def wait_ready(host, timeout: float = 180.0) -> None:
         time.sleep(0.5)
 
 
+def views_of(page: Page) -> list[dict[str, str | bool | None]]:
+    """Each view's tool and state as the page shows them, and whether it is hidden: said when a test fails."""
+    return page.eval_on_selector_all("[data-testid=view]", """views => views.map(v => ({
+      tool: v.dataset.tool || null, state: v.dataset.state || null, hidden: v.hidden}))""")
+
+
 def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host, chromium: Browser, postgres,
                                                                     monkeypatch):
     # Its burst answers ping after ping faster than max_view_messages_per_second, which it is not about.
@@ -166,7 +172,8 @@ def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host
     while time.monotonic() < deadline and acked < 300:
         acked = burst_answered(tab_a)
         time.sleep(0.02)
-    assert acked >= 300, f"only {acked} pings were answered"
+    assert acked >= 300, (f"only {acked} pings were answered; {len(pages)} tabs of the conversation; tab A's views: "
+                          f"{views_of(tab_a)}; its frames' titles: {[frame.title() for frame in tab_a.frames]}")
     # The banner may be up for less than a poll of Playwright's (the other worker takes the tab at once):
     # the page itself notes that it was shown.
     tab_a.evaluate("""() => {
