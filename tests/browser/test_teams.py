@@ -158,6 +158,12 @@ def test_two_workers_share_a_conversation_and_survive_a_killed_worker(start_host
         by_worker.setdefault(worker_of(page), page)
     assert len(by_worker) == 2, "every tab landed on one worker"
     (worker_a, tab_a), (worker_b, tab_b) = by_worker.items()
+    # The others were opened only to find a second worker. Left open, each would show the conversation's views
+    # and run the burst below too, all of them in the one renderer process of the rec views' origin.
+    for page in pages:
+        if page not in (tab_a, tab_b):
+            page.context.close()
+    pages = [tab_a, tab_b]
     conversation = tab_a.locator("[data-testid=conversation-item].current").get_attribute("data-id")
     assert tab_b.locator("[data-testid=conversation-item].current").get_attribute("data-id") == conversation
 
