@@ -1,5 +1,5 @@
 """From a tool call to a mounted view: fetch the template, check its trust, ask the person
-about a changed one, keep it for replays, then mount it."""
+about a changed one, then mount it, keeping it for replays meanwhile."""
 
 from __future__ import annotations
 
