@@ -43,6 +43,26 @@ def leave_view_focus(page: Page) -> None:
     page.evaluate("() => { if (document.activeElement instanceof HTMLElement) document.activeElement.blur(); }")
 
 
+def drag_released_past_its_moves(page: Page, at: tuple[float, float], by: tuple[float, float],
+                                 then: tuple[float, float]) -> None:
+    """Presses the left button at `at`, moves `by` in five steps, and releases `then` further on with no move
+    before it: what a busy browser leaves of a drag when it coalesces the last moves away. Sent over a DevTools
+    session, since Playwright's mouse releases only where it last moved."""
+    cdp = page.context.new_cdp_session(page)
+
+    def send(kind: str, x: float, y: float, buttons: int) -> None:
+        cdp.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                              "buttons": buttons, "clickCount": 1})
+
+    x, y = at
+    send("mouseMoved", x, y, 0)
+    send("mousePressed", x, y, 1)
+    for step in range(1, 6):
+        send("mouseMoved", x + by[0] * step / 5, y + by[1] * step / 5, 1)
+    send("mouseReleased", x + by[0] + then[0], y + by[1] + then[1], 0)
+    cdp.detach()
+
+
 def modes_view(start_host: HostLauncher, page_for: Callable[..., Page]) -> tuple[Page, Locator, FrameLocator]:
     """A 1200 by 800 page with the view that declares every mode, called once: the page, the view, its app."""
     page = page_for(start_host({"display": DISPLAY}))
@@ -147,15 +167,11 @@ def test_pip_stays_in_sight_while_the_conversation_scrolls_and_can_be_moved_and_
     expect(slot).not_to_be_in_viewport()
     expect(view).to_be_in_viewport()
 
-    # Moved by its header, resized by its corner; the view hears its new size.
-    head = view.locator(".view-source")
-    h = box(head)
-    page.mouse.move(h["x"] + 40, h["y"] + h["height"] / 2)
-    page.mouse.down()
-    page.mouse.move(h["x"] + 40 - 340, h["y"] + h["height"] / 2 - 200, steps=5)
-    page.mouse.up()
+    # Moved by its header to where the pointer is released, resized by its corner; the view hears its new size.
+    h = box(view.locator(".view-source"))
+    drag_released_past_its_moves(page, (h["x"] + 40, h["y"] + h["height"] / 2), by=(-340, -200), then=(-30, -20))
     moved = box(view)
-    assert (moved["x"], moved["y"]) == pytest.approx((before["x"] - 340, before["y"] - 200), abs=2), (before, moved)
+    assert (moved["x"], moved["y"]) == pytest.approx((before["x"] - 370, before["y"] - 220), abs=2), (before, moved)
     old = dims(view)
     page.mouse.move(moved["x"] + moved["width"] - 3, moved["y"] + moved["height"] - 3)
     page.mouse.down()

@@ -156,14 +156,19 @@ function startPip(v) {
       const top = Math.min(Math.max(PIP_MARGIN, ev.clientY - dy), window.innerHeight - h - PIP_MARGIN);
       Object.assign(v.container.style, { left: `${left}px`, top: `${top}px`, right: "auto", bottom: "auto" });
     };
-    const up = () => {
+    const end = () => {
       head.removeEventListener("pointermove", move);
       head.removeEventListener("pointerup", up);
-      head.removeEventListener("pointercancel", up);
+      head.removeEventListener("pointercancel", end);
+    };
+    // The release is where the window lands: a busy browser may coalesce the last moves away.
+    const up = (ev) => {
+      move(ev);
+      end();
     };
     head.addEventListener("pointermove", move);
     head.addEventListener("pointerup", up);
-    head.addEventListener("pointercancel", up);
+    head.addEventListener("pointercancel", end);
     e.preventDefault();
   };
   head.addEventListener("pointerdown", down);
