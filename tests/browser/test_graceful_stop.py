@@ -5,17 +5,20 @@ Real processes, signalled for real; a tab is a WebSocket client of the page prot
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import re
 import shlex
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
+import traceback
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -26,8 +29,12 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from harness import LIVE_HOSTS, RUNNING_RE, Host, call_tool, free_port, view_frame, wait_view
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.client import ClientProtocol
+from websockets.exceptions import ConnectionClosed, InvalidMessage, InvalidStatus
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 from websockets.sync.client import ClientConnection, connect
+from websockets.uri import parse_uri
 
 from tests.fixtures.postgres import Postgres, _bin
 from tests.fixtures.tcpproxy import TcpProxy
@@ -76,6 +83,8 @@ class Tab:
             "Cookie": f"mah_session={host.token}", "Origin": host.origin}).__enter__()
         self.frames: list[dict[str, Any]] = []
         self.closed: queue.Queue[int | None] = queue.Queue()
+        self.closed_at: float | None = None  # wall clock, as the audit trail's
+        self.close_cause = ""
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         # A page says which conversation it showed, so a reconnecting tab gets the same one again.
@@ -85,8 +94,9 @@ class Tab:
         try:
             for text in self.ws:
                 self.frames.append(json.loads(text))
-        except ConnectionClosed:
-            pass
+        except ConnectionClosed as exc:
+            self.close_cause = repr(exc.__cause__ or exc)
+        self.closed_at = time.time()
         self.closed.put(self.ws.close_code)
 
     def send(self, frame: dict[str, Any]) -> None:
@@ -138,6 +148,81 @@ def test_sigterm_finishes_the_call_in_flight_moves_the_tab_and_exits_0(start_hos
     rows = audit_rows(host.log_path.parent / "host.db", "direction='server->host' AND method='tools/call'")
     assert any("slow done" in (r[4] or "") for r in rows), rows
     assert "stopping gracefully" in host.log_text()
+
+
+class SlowPage:
+    """A tab over a plain socket with a small receive buffer, which reads only when told: a page whose browser
+    is busy. Its kernel stops taking the host's frames once the buffer is full; the host's wait there."""
+
+    def __init__(self, host: Host) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: the window
+        self.sock.connect(("127.0.0.1", host.port))
+        self.sock.settimeout(DEADLINE)
+        self.ws = ClientProtocol(parse_uri(f"ws://127.0.0.1:{host.port}/ws"))
+        request = self.ws.connect()
+        request.headers["Cookie"] = f"mah_session={host.token}"
+        request.headers["Origin"] = host.origin
+        self.ws.send_request(request)
+        self.flush()
+        self.frames: list[dict[str, Any]] = []
+        self.reset: OSError | None = None
+        self.read(lambda: self.ws.state is State.OPEN)
+
+    def flush(self) -> None:
+        self.sock.sendall(b"".join(self.ws.data_to_send()))
+
+    def send(self, frame: dict[str, Any]) -> None:
+        self.ws.send_text(json.dumps(frame).encode())
+        try:
+            self.flush()
+        except OSError as exc:
+            self.reset = exc
+
+    def read(self, until: Callable[[], bool]) -> None:
+        """Read (answering the host's close as a page does) until ``until`` holds or the connection ends."""
+        while not until() and self.reset is None and self.ws.state is not State.CLOSED:
+            try:
+                data = self.sock.recv(65536)
+            except OSError as exc:  # a reset: what the host's kernel still held for this page is lost
+                self.reset = exc
+                return
+            if data:
+                self.ws.receive_data(data)
+            else:
+                self.ws.receive_eof()
+            for event in self.ws.events_received():
+                if isinstance(event, Frame) and event.opcode is Opcode.TEXT:
+                    self.frames.append(json.loads(event.data))
+            with contextlib.suppress(OSError):  # the close's answer, once it is due
+                self.flush()
+
+
+def test_a_page_that_reads_slowly_gets_its_last_frames_and_the_close(start_host):
+    """The stop closes a tab, and the process ends, only once the page has answered the close: a connection
+    closed while the page still sends is reset, and the reset drops what the host's kernel had not delivered
+    yet — to a page that reads slowly, the last answers and the close itself."""
+    host = start_host(servers={"rec": REC})
+    wait_until("the server to connect", lambda: servers_ready(host))
+    page = SlowPage(host)
+    page.send({"type": "hello"})
+    page.read(lambda: any(f["type"] == "conversations" for f in page.frames))
+    # Frames for the page well past what its buffer takes: most wait in the host's kernel.
+    page.send({"type": "call", "server": "rec", "tool": "record", "arguments": {"text": "x" * 300_000}})
+    wait_until("the call to end", lambda: audit_rows(host.log_path.parent / "host.db",
+                                                     "direction='server->host' AND method='tools/call'"))
+    host.proc.send_signal(signal.SIGTERM)
+    # Busy, the page goes on sending (its views' messages), and reads again only later.
+    until = time.monotonic() + 2.0
+    while time.monotonic() < until and page.reset is None:
+        page.send({"type": "view-message", "view": "gone", "message": {"jsonrpc": "2.0", "method": "ping"}})
+        time.sleep(0.02)
+    page.read(lambda: False)
+    kinds = [f["type"] for f in page.frames]
+    assert page.reset is None, f"the connection was reset after {kinds[-5:]}: {page.reset!r}"
+    assert "call-finished" in kinds and "reconnect" in kinds, kinds
+    assert page.ws.close_rcvd is not None and page.ws.close_rcvd.code == 1012, page.ws.close_rcvd
+    assert host.proc.wait(timeout=DEADLINE) == 0
 
 
 def test_a_call_still_running_at_the_stop_timeout_ends_with_an_error_on_record(start_host):
@@ -294,6 +379,7 @@ class ViewCalls(threading.Thread):
         self.tab, self.view, self.name = tab, view, name
         self.halt = halt or threading.Event()  # set: no more calls; ends once those sent are answered
         self.sent: dict[int, str] = {}
+        self.sent_at: dict[int, float] = {}  # wall clock, as the audit trail's
         self.replies: dict[int, list[dict[str, Any]]] = {}
         self._read = 0
 
@@ -321,6 +407,7 @@ class ViewCalls(threading.Thread):
                 continue
             text = f"{self.name}-{next_id}"
             self.sent[next_id] = text
+            self.sent_at[next_id] = time.time()
             try:
                 view_call(self.tab, self.view, next_id, "record", {"text": text})
             except ConnectionClosed:
@@ -350,8 +437,24 @@ def check_on_record(db: str, calls: ViewCalls) -> tuple[int, int]:
             if "result" in seen[0]:
                 assert ran.get(text) == 1, f"{text} answered with a result the trail does not hold"
         else:
-            assert text not in ran, f"{text} ran but its view never saw the answer"
+            assert text not in ran, f"{text} ran but its view never saw the answer: {unanswered(db, calls, request_id)}"
     return calls.answered(), len(calls.sent) - len(calls.replies)
+
+
+def unanswered(db: str, calls: ViewCalls, request_id: int) -> str:
+    """Where a call the view saw no answer to stood: its tab's worker and end, and the call's rows on record."""
+    tab, text = calls.tab, calls.sent[request_id]
+    welcome = next((f for f in tab.frames if f["type"] == "welcome"), {})
+    kinds = [f["type"] for f in tab.frames]
+    after = [(f["type"], f.get("message", {}).get("id", f.get("callId"))) for f in tab.frames[-12:]]
+    rows = pg_rows(db, "SELECT ts, direction, method, decision, reason FROM audit_events WHERE "
+                       "(view = %s AND msg_id = %s) OR payload_preview LIKE %s ORDER BY id",
+                   calls.view, str(request_id), f'%"{text}"%')
+    return (f"sent at {calls.sent_at[request_id]:.3f} on worker {welcome.get('worker')}; the tab closed at "
+            f"{tab.closed_at} with code {tab.ws.close_code} ({tab.close_cause}), its last frames (type, id) {after} "
+            f"(a reconnect frame at "
+            f"{[i for i, k in enumerate(kinds) if k == 'reconnect']} of {len(kinds)}); calls sent, not answered: "
+            f"{sorted(set(calls.sent) - set(calls.replies))}; on record: {rows}")
 
 
 def test_sigterm_on_workers_during_a_burst_of_view_calls_loses_none_and_every_worker_exits_0(
@@ -449,6 +552,8 @@ class MovingTab(threading.Thread):
         self.conversation: str | None = None
         self.halt = threading.Event()
         self.error: BaseException | None = None
+        self.failure = ""
+        self.current: Tab | None = None
 
     def connect(self) -> Tab:
         deadline = time.monotonic() + DEADLINE * 2
@@ -457,7 +562,8 @@ class MovingTab(threading.Thread):
                 return Tab(self.host, conversation=self.conversation)
             except ConnectionRefusedError:
                 self.refused += 1
-            except InvalidStatus:  # a worker that is stopping takes no new tab
+            except (InvalidStatus, InvalidMessage, ConnectionClosed):
+                # A worker that is stopping takes no new tab, and drops one it took as it exits: the page retries.
                 self.turned_away += 1
             assert time.monotonic() < deadline, f"{self.name} could not reconnect"
             time.sleep(0.1)
@@ -465,7 +571,7 @@ class MovingTab(threading.Thread):
     def run(self) -> None:
         try:
             while not self.halt.is_set():
-                tab = self.connect()
+                tab = self.current = self.connect()
                 self.workers.append(int(tab.wait("welcome")["worker"]))
                 if self.conversation is None:
                     tab.send({"type": "conversation-new"})
@@ -477,14 +583,19 @@ class MovingTab(threading.Thread):
                 if not self.halt.is_set():
                     assert tab.close_code() == 1012 and any(f["type"] == "reconnect" for f in tab.frames)
                     self.moves += 1
-        except BaseException as exc:  # the test reports it
+        except BaseException as exc:  # the test reports it, with where it happened
             self.error = exc
+            self.failure = traceback.format_exc()
 
     def stop(self) -> None:
         """No more calls; once those sent are answered, the tab closes."""
         self.halt.set()
         self.join(DEADLINE)
-        assert not self.is_alive() and self.error is None, self.error
+        tab = self.current
+        assert not self.is_alive() and self.error is None, (
+            f"{self.name}: {self.failure} on workers {self.workers} (moved {self.moves} times, turned away "
+            f"{self.turned_away}); its last tab: {[f['type'] for f in tab.frames[-8:]] if tab else None}, "
+            f"closed at {tab.closed_at if tab else None} ({tab.close_cause if tab else None}; now {time.time():.3f})")
         self.series[-1].tab.ws.close()
 
 
@@ -537,6 +648,8 @@ def test_sighup_replaces_each_worker_while_a_tab_goes_on_calling(services, postg
     assert len(old) == len(new) == 2 and not old & new
     exits = worker_exits(host)
     assert {pid: exits.get(pid) for pid in old} == dict.fromkeys(old, 0), host.log_text()[-3000:]
+    # Nothing the supervisor started died of the hangup either (multiprocessing's resource tracker).
+    assert "died unexpectedly" not in host.log_text(), host.log_text()[-3000:]
 
     # Each tab was moved off its old worker, came back on a new one, and its view calls on there.
     wait_until("each tab to call on a new worker", lambda: all(

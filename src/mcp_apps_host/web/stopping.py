@@ -1,6 +1,7 @@
 """SIGTERM (and a first Ctrl-C) stop the process gracefully: the host's `Lifecycle.drain` runs first (no new
-tabs or calls, tabs told to move, calls in flight finished, tabs closed), then the server is told to exit
-(it closes its listeners and the app's lifespan stops the servers and writes the audit trail out).
+tabs or calls, tabs told to move, calls in flight finished, tabs closed), then, once the pages have answered
+the closes, the server is told to exit (it closes its listeners and the app's lifespan stops the servers and
+writes the audit trail out).
 
 The server's own signal handler is kept and run after the drain. A uvicorn `Server` is told through its
 `should_exit` flag rather than its handler, so that the process ends with status 0 instead of being
@@ -19,6 +20,7 @@ import logging
 import signal
 import threading
 from collections.abc import Callable
+from multiprocessing import resource_tracker
 from types import FrameType
 from typing import Any
 
@@ -28,6 +30,7 @@ log = logging.getLogger("mcp_apps_host.stop")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 SignalHandler = Callable[[int, FrameType | None], Any] | int | None
+CLOSE_ANSWER_WAIT_S = 10.0  # as long as uvicorn itself waits for a page to answer a close
 _stop_begun = threading.Event()  # process-wide, as signals are: this process has begun its graceful stop
 
 
@@ -49,11 +52,46 @@ def leave_hangups_to_the_supervisor() -> None:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
+def keep_helpers_through_hangups() -> None:
+    """In the supervisor of `--workers N`, before its first worker: start multiprocessing's resource tracker
+    with SIGHUP ignored, which it keeps (an ignored signal stays ignored in the program it runs). It is in the
+    process group too, and a hangup sent to the group would kill it: the next worker started (SIGHUP replaces
+    them) would then warn that it "died unexpectedly" and start another."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
 def _after_the_stop(sig: int, _frame: FrameType | None) -> None:
     if _stop_begun.is_set():
         return
     signal.signal(sig, signal.SIG_DFL)
     signal.raise_signal(sig)
+
+
+def _server_of(handler: SignalHandler) -> Any:
+    """The uvicorn `Server` whose signal handler this is, or None."""
+    server = getattr(handler, "__self__", None)
+    return server if hasattr(server, "should_exit") else None
+
+
+async def closes_answered(server: Any, timeout: float = CLOSE_ANSWER_WAIT_S) -> None:
+    """Wait until every page whose WebSocket this process closed has answered the close (at most ``timeout``).
+
+    The server's own shutdown ends what is still open at once, and a connection ended while its page still
+    sends (a view's messages) is reset: the reset drops what the kernel had not delivered to the page yet,
+    which for a page that reads slowly is its last answers and the close itself. A page sends nothing after
+    its answer to the close, so once it has come the connection ends cleanly."""
+    connections = getattr(getattr(server, "server_state", None), "connections", None)
+    if connections is None:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    # uvicorn says nothing when a close is answered; the connection leaves its set then.
+    while any(getattr(c, "close_sent", False) for c in list(connections)) and loop.time() < deadline:
+        await asyncio.sleep(0.01)
 
 
 def drain_on_signals(lifecycle: Lifecycle) -> Callable[[], None]:
@@ -67,8 +105,8 @@ def drain_on_signals(lifecycle: Lifecycle) -> Callable[[], None]:
 
     def exit_now(sig: int, frame: FrameType | None) -> None:
         handler = previous[sig]
-        server = getattr(handler, "__self__", None)
-        if frame is None and server is not None and hasattr(server, "should_exit"):
+        server = _server_of(handler)
+        if frame is None and server is not None:
             server.should_exit = True  # uvicorn.Server: exit as if asked, without the signal being raised again
         elif callable(handler):
             handler(sig, frame)
@@ -80,6 +118,7 @@ def drain_on_signals(lifecycle: Lifecycle) -> Callable[[], None]:
         log.info("received %s: stopping gracefully (stop timeout %g s)", signal.Signals(sig).name, lifecycle.timeout)
         try:
             await lifecycle.drain()
+            await closes_answered(_server_of(previous[sig]))
         finally:
             exit_now(sig, None)
 
