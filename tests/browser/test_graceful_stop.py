@@ -83,6 +83,7 @@ class Tab:
             "Cookie": f"mah_session={host.token}", "Origin": host.origin}).__enter__()
         self.frames: list[dict[str, Any]] = []
         self.closed: queue.Queue[int | None] = queue.Queue()
+        self.read_all = threading.Event()  # the connection ended and every frame it brought is in `frames`
         self.closed_at: float | None = None  # wall clock, as the audit trail's
         self.close_cause = ""
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -97,6 +98,7 @@ class Tab:
         except ConnectionClosed as exc:
             self.close_cause = repr(exc.__cause__ or exc)
         self.closed_at = time.time()
+        self.read_all.set()
         self.closed.put(self.ws.close_code)
 
     def send(self, frame: dict[str, Any]) -> None:
@@ -397,7 +399,7 @@ class ViewCalls(threading.Thread):
 
     def run(self) -> None:
         next_id = 1000
-        while self.tab.closed.empty():
+        while not self.tab.read_all.is_set():
             self.collect()
             waiting = len(self.sent) - len(self.replies)
             if self.halt.is_set() and not waiting:
@@ -414,7 +416,10 @@ class ViewCalls(threading.Thread):
                 del self.sent[next_id]
                 break
             next_id += 1
-        self.collect()  # the reader has read all there was: it says the tab closed once it has
+        # A send that found the connection closed ends the loop before the reader has read what came before
+        # the close: the answers among it are collected once it has.
+        assert self.tab.read_all.wait(DEADLINE), f"{self.name}: the tab's connection did not end"
+        self.collect()
 
 
 def check_on_record(db: str, calls: ViewCalls) -> tuple[int, int]:
