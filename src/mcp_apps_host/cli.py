@@ -38,7 +38,7 @@ from .telemetry.logs import LOG_FORMATS, LogFormat
 from .version import __version__
 from .web.access import Access, is_loopback
 from .web.app import HostOrSandbox, console_gate, host_app, host_lifespan
-from .web.stopping import ignore_late_stops, keep_helpers_through_hangups, leave_hangups_to_the_supervisor
+from .web.stopping import ignore_late_stops, leave_hangups_to_the_supervisor, start_resource_tracker_ignoring_hangups
 
 log = logging.getLogger("mcp_apps_host")
 WORKER_ENV = "MCP_APPS_HOST_WORKER"  # how a worker process learns the console it is part of
@@ -286,7 +286,7 @@ class Workers(Multiprocess):
     shows in its exit code."""
 
     def init_processes(self) -> None:
-        keep_helpers_through_hangups()
+        start_resource_tracker_ignoring_hangups()
         super().init_processes()
 
     def keep_subprocess_alive(self) -> None:

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from multiprocessing import resource_tracker
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from ..host.process.lifecycle import Lifecycle
 
@@ -52,7 +52,7 @@ def leave_hangups_to_the_supervisor() -> None:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
-def keep_helpers_through_hangups() -> None:
+def start_resource_tracker_ignoring_hangups() -> None:
     """In the supervisor of `--workers N`, before its first worker: start multiprocessing's resource tracker
     with SIGHUP ignored, which it keeps (an ignored signal stays ignored in the program it runs). It is in the
     process group too, and a hangup sent to the group would kill it: the next worker started (SIGHUP replaces
@@ -71,13 +71,19 @@ def _after_the_stop(sig: int, _frame: FrameType | None) -> None:
     signal.raise_signal(sig)
 
 
-def _server_of(handler: SignalHandler) -> Any:
+class _Server(Protocol):
+    """What is used of a uvicorn `Server`."""
+
+    should_exit: bool
+
+
+def _server_of(handler: SignalHandler) -> _Server | None:
     """The uvicorn `Server` whose signal handler this is, or None."""
     server = getattr(handler, "__self__", None)
     return server if hasattr(server, "should_exit") else None
 
 
-async def closes_answered(server: Any, timeout: float = CLOSE_ANSWER_WAIT_S) -> None:
+async def closes_answered(server: _Server | None, timeout: float = CLOSE_ANSWER_WAIT_S) -> None:
     """Wait until every page whose WebSocket this process closed has answered the close (at most ``timeout``).
 
     The server's own shutdown ends what is still open at once, and a connection ended while its page still
