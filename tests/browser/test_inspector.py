@@ -49,8 +49,10 @@ def test_the_inspector_lists_filters_expands_and_copies_the_views_messages(
     result.locator(".inspector-row").click()
     expect(result.locator("[data-testid=inspector-json]")).to_contain_text('"ui/notifications/tool-result"')
     result.locator("[data-testid=inspector-copy]").click()
-    page.wait_for_function("async () => (await navigator.clipboard.readText()).includes('tool-result')")
-    copied = json.loads(page.evaluate("navigator.clipboard.readText()"))
+    # The text the wait saw is the one checked: a second read can find the page without focus (an empty text).
+    text = page.wait_for_function(
+        "async () => { const t = await navigator.clipboard.readText(); return t.includes('tool-result') && t; }")
+    copied = json.loads(text.json_value())
     assert copied["direction"] == "host->view" and copied["payload"]["method"] == "ui/notifications/tool-result"
     # Records keep arriving while the panel is open.
     before = rows.count()
