@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
 import shlex
 import signal
@@ -82,7 +81,6 @@ class Tab:
         self.ws: ClientConnection = connect(f"ws://127.0.0.1:{port}/ws", open_timeout=30, additional_headers={
             "Cookie": f"mah_session={host.token}", "Origin": host.origin}).__enter__()
         self.frames: list[dict[str, Any]] = []
-        self.closed: queue.Queue[int | None] = queue.Queue()
         self.read_all = threading.Event()  # the connection ended and every frame it brought is in `frames`
         self.closed_at: float | None = None  # wall clock, as the audit trail's
         self.close_cause = ""
@@ -99,7 +97,6 @@ class Tab:
             self.close_cause = repr(exc.__cause__ or exc)
         self.closed_at = time.time()
         self.read_all.set()
-        self.closed.put(self.ws.close_code)
 
     def send(self, frame: dict[str, Any]) -> None:
         self.ws.send(json.dumps(frame))
@@ -110,7 +107,8 @@ class Tab:
             (f for f in self.frames[since:] if f["type"] == kind and where(f)), None), timeout)
 
     def close_code(self, timeout: float = DEADLINE) -> int | None:
-        return self.closed.get(timeout=timeout)
+        assert self.read_all.wait(timeout), f"the tab's connection did not end within {timeout:.0f} s"
+        return self.ws.close_code
 
 
 def audit_rows(db: Path, where: str) -> list[tuple[Any, ...]]:
@@ -457,8 +455,8 @@ def unanswered(db: str, calls: ViewCalls, request_id: int) -> str:
                    calls.view, str(request_id), f'%"{text}"%')
     return (f"sent at {calls.sent_at[request_id]:.3f} on worker {welcome.get('worker')}; the tab closed at "
             f"{tab.closed_at} with code {tab.ws.close_code} ({tab.close_cause}), its last frames (type, id) {after} "
-            f"(a reconnect frame at "
-            f"{[i for i, k in enumerate(kinds) if k == 'reconnect']} of {len(kinds)}); calls sent, not answered: "
+            f"(a reconnect frame at {[i for i, k in enumerate(kinds) if k == 'reconnect']} of {len(kinds)}); "
+            f"calls sent, not answered: "
             f"{sorted(set(calls.sent) - set(calls.replies))}; on record: {rows}")
 
 
