@@ -78,6 +78,40 @@ async def test_items_of_several_tabs_queued_during_a_write_go_in_one_transaction
 
 
 @pytest.mark.anyio
+async def test_what_one_tab_queued_while_a_write_runs_goes_in_the_next_write(tmp_path: Path) -> None:
+    """A tab whose views call faster than a write takes must not fall behind one write per item."""
+    repo, (first, _), commits = database(tmp_path)
+    gate = Gate()
+    appends = ItemAppends(repo, gate.write)
+    written: list[tuple[int, str]] = []
+    journal = Journal(repo.bound(Identity("ana")), lambda _c, item, _k, op: written.append((item, op)),
+                      write=gate.write, appends=appends)
+    keys = [journal.append(first, "tool-call", {"n": 0})]
+    async with asyncio.timeout(30):
+        while gate.jobs < 1:  # the first item's write waits for its turn
+            await asyncio.sleep(0.01)
+    keys += [journal.append(first, "tool-call", {"n": n}) for n in range(1, 6)]
+    journal.update(keys[4], {"n": 4, "status": "ok"})  # not written yet: written once, as it is then
+    gate.open.set()
+    async with asyncio.timeout(30):
+        await journal.call(lambda: None)
+    assert (gate.jobs, len(commits)) == (2, 2), (gate.jobs, commits)  # not one of each per item
+    items = repo.items(first)
+    assert [i.data for i in items] == [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}, {"n": 4, "status": "ok"}, {"n": 5}]
+    assert written == [(i.id, "append") for i in items]
+    # Changes of written items, queued together, are written together, each item as it was last changed.
+    journal.update(keys[1], {"n": 1, "status": "ok"})
+    journal.update(keys[2], {"n": 2, "status": "running"})
+    journal.update(keys[2], {"n": 2, "status": "failed"})
+    async with asyncio.timeout(30):
+        await journal.call(lambda: None)
+    assert (gate.jobs, len(commits)) == (3, 3), (gate.jobs, commits)
+    assert [i.data for i in repo.items(first)][1:3] == [{"n": 1, "status": "ok"}, {"n": 2, "status": "failed"}]
+    assert written[6:] == [(items[1].id, "update"), (items[2].id, "update")]
+    await journal.close()
+
+
+@pytest.mark.anyio
 async def test_a_wrong_item_fails_alone_and_the_others_are_written(tmp_path: Path) -> None:
     repo, (first, _), _ = database(tmp_path)
     gate = Gate()

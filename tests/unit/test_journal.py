@@ -23,8 +23,8 @@ class Repo:
         self.writes.append(("append", kind, data))
         return len(self.writes)
 
-    def update_item(self, item_id: int, data: dict[str, Any]) -> None:
-        self.writes.append(("update", item_id, data))
+    def update_items(self, changes: list[tuple[int, dict[str, Any]]]) -> None:
+        self.writes += [("update", item_id, data) for item_id, data in changes]
 
 
 @pytest.mark.anyio

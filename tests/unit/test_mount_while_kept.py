@@ -43,8 +43,8 @@ async def test_the_view_starts_while_its_template_is_kept_and_its_item_names_it_
     release = hold_template_writes(monkeypatch)
     ended, named = asyncio.Event(), asyncio.Event()
     happened: list[str] = []  # in order: the template kept, items written that name the view
-    save_template, append_many, update_item = (OwnConversations.save_template, Conversations.append_many,
-                                               Conversations.update_item)
+    save_template, append_many, update_items = (OwnConversations.save_template, Conversations.append_many,
+                                                Conversations.update_items)
 
     def kept(self: OwnConversations, *args: Any) -> None:
         save_template(self, *args)
@@ -62,13 +62,14 @@ async def test_the_view_starts_while_its_template_is_kept_and_its_item_names_it_
             written(data)
         return append_many(self, items)
 
-    def update(self: Conversations, item_id: int, data: dict[str, Any]) -> None:
-        written(data)
-        update_item(self, item_id, data)
+    def update(self: Conversations, changes: list[tuple[int, dict[str, Any]]]) -> None:
+        for _, data in changes:
+            written(data)
+        update_items(self, changes)
 
     monkeypatch.setattr(OwnConversations, "save_template", kept)
     monkeypatch.setattr(Conversations, "append_many", append)
-    monkeypatch.setattr(Conversations, "update_item", update)
+    monkeypatch.setattr(Conversations, "update_items", update)
     try:
         async with open_tab(rec_app(tmp_path)) as tab:
             call_id = await call(tab, "rec", "record")

@@ -89,8 +89,12 @@ class Conversations:
         return ids
 
     def update_item(self, item_id: int, data: dict[str, Any]) -> None:
+        self.update_items([(item_id, data)])
+
+    def update_items(self, changes: Sequence[tuple[int, dict[str, Any]]]) -> None:
+        """Replace the data of items (by row id), in one transaction."""
         with self.engine.begin() as db:
-            db.execute(_UPDATE_ITEM, {"item_id": item_id, "data": data})
+            db.execute(_UPDATE_ITEM, [{"item_id": item_id, "data": data} for item_id, data in changes])
 
     def items(self, conversation_id: str) -> list[Item]:
         t = conversation_items
@@ -208,6 +212,9 @@ class OwnConversations:
 
     def update_item(self, item_id: int, data: dict[str, Any]) -> None:
         self.repo.update_item(item_id, data)
+
+    def update_items(self, changes: Sequence[tuple[int, dict[str, Any]]]) -> None:
+        self.repo.update_items(changes)
 
     def item(self, conversation_id: str, item_id: int) -> Item | None:
         """One item of one of this person's conversations."""

@@ -42,11 +42,19 @@ class ItemAppends:
 
     async def append(self, take: Take, put_back: PutBack) -> int:
         """Append one item with whatever else is queued; its row id. Raises what its write raised."""
-        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._queued.append(_Queued(take, put_back, done))
+        (outcome,) = await self.append_all([(take, put_back)])
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    async def append_all(self, items: list[tuple[Take, PutBack]]) -> list[int | BaseException]:
+        """Append items with whatever else is queued, in order; for each its row id, or what its write raised."""
+        loop = asyncio.get_running_loop()
+        queued = [_Queued(take, put_back, loop.create_future()) for take, put_back in items]
+        self._queued.extend(queued)
         if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write_queued())
-        return await done
+            self._writer = loop.create_task(self._write_queued())
+        return await asyncio.gather(*(q.done for q in queued), return_exceptions=True)
 
     async def _write_queued(self) -> None:
         while self._queued:
