@@ -50,8 +50,11 @@ def test_the_inspector_lists_filters_expands_and_copies_the_views_messages(
     expect(result.locator("[data-testid=inspector-json]")).to_contain_text('"ui/notifications/tool-result"')
     result.locator("[data-testid=inspector-copy]").click()
     # The text the wait saw is the one checked: a second read can find the page without focus (an empty text).
+    # The predicate is not async (a promise is truthy, so the wait would end at once): each poll starts a read
+    # and looks at what the last one read.
     text = page.wait_for_function(
-        "async () => { const t = await navigator.clipboard.readText(); return t.includes('tool-result') && t; }")
+        "() => { navigator.clipboard.readText().then((t) => { window.__copied = t; }, () => {});"
+        " const t = window.__copied; return typeof t === 'string' && t.includes('tool-result') && t; }")
     copied = json.loads(text.json_value())
     assert copied["direction"] == "host->view" and copied["payload"]["method"] == "ui/notifications/tool-result"
     # Records keep arriving while the panel is open.
