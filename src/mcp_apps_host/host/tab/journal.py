@@ -214,18 +214,20 @@ class ConversationLog:
     def conversation_id(self) -> str | None:
         return self.current.id if self.current else None
 
-    def keep(self, kind: str, data: dict[str, Any]) -> int | None:
-        """Append an item to the current conversation; the key updates it later."""
-        if self.journal is None or self.current is None:
+    def keep(self, kind: str, data: dict[str, Any], into: str | None = None) -> int | None:
+        """Append an item to the current conversation (or to ``into``, the one it belongs to if kept later);
+        the key updates it later."""
+        conversation = into or self.conversation_id
+        if self.journal is None or conversation is None:
             return None
-        return self.journal.append(self.current.id, kind, data)
+        return self.journal.append(conversation, kind, data)
 
     def rekeep(self, key: int | None, data: dict[str, Any]) -> None:
         if self.journal is not None and key is not None:
             self.journal.update(key, data)
 
-    def keep_call(self, record: CallRecord) -> int | None:
-        return self.keep("tool-call", record.to_json())
+    def keep_call(self, record: CallRecord, into: str | None = None) -> int | None:
+        return self.keep("tool-call", record.to_json(), into)
 
     def rekeep_call(self, key: int | None, record: CallRecord) -> None:
         self.rekeep(key, record.to_json())

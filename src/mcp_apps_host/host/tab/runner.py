@@ -37,10 +37,10 @@ from .driver import ViewDriver
 from .journal import ConversationLog
 from .page import Page
 
-# A view's own call is drawn this long after it started; one that ended sooner is drawn then too, start and
-# end together. Most end sooner (a page of results, a poll), and a card drawn while the server works, or as the
-# answer arrives, takes the page's time and the machine's (two cores shared by the browser, the host and the
-# server) from the answer and from the view's next message.
+# A view's own call is drawn, and kept in the conversation, this long after it started; one that ended sooner is
+# drawn then too, start and end together, and kept once, as it ended. Most end sooner (a page of results, a poll),
+# and a card drawn while the server works, or as the answer arrives, takes the page's time and the machine's (two
+# cores shared by the browser, the host and the server) from the answer and from the view's next message.
 VIEW_CARD_AFTER_S: Final = 0.1
 
 
@@ -110,6 +110,34 @@ class CallCard:
             self.failed(record.error or status, duration, cancelled=status == "cancelled")
 
 
+class KeptCall:
+    """A call's record in the conversation. Put off (``after`` seconds), it is kept once the call has lasted that
+    long, or as it ended if sooner: a view's own calls mostly end sooner, and are then written once, not appended
+    running and updated ended (two writes a call, which under load the database had to take for every call)."""
+
+    def __init__(self, log: ConversationLog, record: CallRecord, key: int | None, after: float = 0.0) -> None:
+        self._log, self._record, self._key = log, record, key
+        self._into = log.conversation_id  # where it belongs, whichever the tab shows when it is kept
+        self._timer: asyncio.TimerHandle | None = None
+        if key is None:
+            if after > 0:
+                self._timer = asyncio.get_running_loop().call_later(after, self._keep)
+            else:
+                self._keep()
+
+    def _keep(self) -> None:
+        self._timer = None
+        self._key = self._log.keep_call(self._record, self._into)
+
+    def ended(self) -> None:
+        """The record has ended: kept as it is now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._keep()
+        else:
+            self._log.rekeep_call(self._key, self._record)
+
+
 class CallRunner:
     def __init__(self, host: Host, page: Page, log: ConversationLog, audit: Auditor, asks: TabAsks) -> None:
         self.host = host
@@ -160,8 +188,7 @@ class CallRunner:
                    app_tool_of: ViewDriver | None) -> dict[str, Any]:
         started = time.monotonic()
         card = CallCard(self.page, call_id)
-        if key is None:
-            key = self.log.keep_call(record)
+        kept = KeptCall(self.log, record, key, after=VIEW_CARD_AFTER_S if source == "view" else 0.0)
 
         def finish(status: CallStatus, result: dict[str, Any] | None, error: str | None) -> None:
             duration = round((time.monotonic() - started) * 1000)
@@ -179,7 +206,7 @@ class CallRunner:
             else:
                 draw()
             record.ended(status, result, error, duration)
-            self.log.rekeep_call(key, record)
+            kept.ended()
 
         shown_at = -math.inf
 
