@@ -139,6 +139,8 @@ class Journal:
         written again when it is tried again. Raises the first failure."""
         assert self._appends is not None
         todo = [key for key in keys if key not in self._ids]
+        if not todo:
+            return
         kinds = {key: self._waiting[key][:2] for key in todo}
         outcomes = await self._appends.append_all([(functools.partial(self._take, key),
                                                     functools.partial(self._put_back, key)) for key in todo])

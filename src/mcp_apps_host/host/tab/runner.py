@@ -127,7 +127,8 @@ class KeptCall:
 
     def _keep(self) -> None:
         self._timer = None
-        self._key = self._log.keep_call(self._record, self._into)
+        if self._into is not None:  # a call made with no conversation shown is kept in none
+            self._key = self._log.keep_call(self._record, self._into)
 
     def ended(self) -> None:
         """The record has ended: kept as it is now."""
