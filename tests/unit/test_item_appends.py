@@ -118,16 +118,14 @@ async def test_a_wrong_item_fails_alone_and_the_others_are_written(tmp_path: Pat
     appends = ItemAppends(repo, gate.write)
     put_back: list[NewItem] = []
 
-    def append(item: NewItem) -> asyncio.Future[int]:
-        return asyncio.ensure_future(appends.append(lambda: item, put_back.append))
-
-    pending = [append((first, "tool-call", {"n": 1})),
-               append(("no-such-conversation", "tool-call", {"n": 2})),  # deleted meanwhile, say
-               append((first, "no-such-kind", {"n": 3})),
-               append((first, "tool-call", {"n": 4}))]
+    items: list[NewItem] = [(first, "tool-call", {"n": 1}),
+                            ("no-such-conversation", "tool-call", {"n": 2}),  # deleted meanwhile, say
+                            (first, "no-such-kind", {"n": 3}),
+                            (first, "tool-call", {"n": 4})]
+    pending = asyncio.ensure_future(appends.append_all([(lambda item=item: item, put_back.append) for item in items]))
     gate.open.set()
     async with asyncio.timeout(30):
-        outcomes = await asyncio.gather(*pending, return_exceptions=True)
+        outcomes = await pending
     assert isinstance(outcomes[0], int) and isinstance(outcomes[3], int), outcomes
     assert isinstance(outcomes[1], IntegrityError) and isinstance(outcomes[2], ValueError), outcomes
     assert [i.data for i in repo.items(first)] == [{"n": 1}, {"n": 4}]
@@ -156,8 +154,7 @@ async def test_items_the_database_cannot_take_now_wait_for_their_journals_next_a
     put_back: list[NewItem] = []
     items: list[NewItem] = [("c", "tool-call", {"n": n}) for n in range(3)]
     async with asyncio.timeout(30):
-        outcomes = await asyncio.gather(*(appends.append(lambda item=item: item, put_back.append) for item in items),
-                                        return_exceptions=True)
+        outcomes = await appends.append_all([(lambda item=item: item, put_back.append) for item in items])
     assert all(isinstance(o, OperationalError) for o in outcomes), outcomes
     assert put_back == items and repo.tried == 1
 

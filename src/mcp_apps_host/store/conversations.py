@@ -88,9 +88,6 @@ class Conversations:
             db.execute(_TOUCH, [{"conversation_id": conversation_id, "now": now} for conversation_id in touched])
         return ids
 
-    def update_item(self, item_id: int, data: dict[str, Any]) -> None:
-        self.update_items([(item_id, data)])
-
     def update_items(self, changes: Sequence[tuple[int, dict[str, Any]]]) -> None:
         """Replace the data of items (by row id), in one transaction."""
         with self.engine.begin() as db:
@@ -209,9 +206,6 @@ class OwnConversations:
 
     def append(self, conversation_id: str, kind: str, data: dict[str, Any]) -> int:
         return self.repo.append(conversation_id, kind, data)
-
-    def update_item(self, item_id: int, data: dict[str, Any]) -> None:
-        self.repo.update_item(item_id, data)
 
     def update_items(self, changes: Sequence[tuple[int, dict[str, Any]]]) -> None:
         self.repo.update_items(changes)

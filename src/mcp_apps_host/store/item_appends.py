@@ -40,13 +40,6 @@ class ItemAppends:
         self._queued: list[_Queued] = []
         self._writer: asyncio.Task[None] | None = None
 
-    async def append(self, take: Take, put_back: PutBack) -> int:
-        """Append one item with whatever else is queued; its row id. Raises what its write raised."""
-        (outcome,) = await self.append_all([(take, put_back)])
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-
     async def append_all(self, items: list[tuple[Take, PutBack]]) -> list[int | BaseException]:
         """Append items with whatever else is queued, in order; for each its row id, or what its write raised."""
         loop = asyncio.get_running_loop()
