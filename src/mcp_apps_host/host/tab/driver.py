@@ -97,7 +97,7 @@ class ViewDriver:
     conversation: str | None = None  # the conversation it was mounted in
     in_panel: bool = False  # mounted straight into the side panel: it has no call card on the page
     tasks: dict[RequestId, asyncio.Task[None]] = field(default_factory=dict)  # requests run for the view
-    timers: list[asyncio.TimerHandle] = field(default_factory=list)
+    timers: set[asyncio.TimerHandle] = field(default_factory=set)  # those not yet due
     app_calls: dict[RequestId, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # its own tools
     traced: dict[RequestId, Span] = field(default_factory=dict)  # the view's requests not answered yet
     consent_spans: dict[RequestId, Span] = field(default_factory=dict)  # questions put to the person
@@ -204,6 +204,7 @@ class ViewDriver:
         self.traced.clear()
         for timer in self.timers:
             timer.cancel()
+        self.timers.clear()
         for task in self.tasks.values():
             task.cancel()
         self.tasks.clear()
@@ -337,7 +338,12 @@ class ViewDriver:
         return forward
 
     def _after(self, seconds: float, event: ev.Event) -> None:
-        self.timers.append(asyncio.get_running_loop().call_later(seconds, self.drive, event))
+        def due() -> None:
+            self.timers.discard(timer)  # kept only while it may still fire: a view's life asks many questions
+            self.drive(event)
+
+        timer = asyncio.get_running_loop().call_later(seconds, due)
+        self.timers.add(timer)
 
     def _send_display_mode(self) -> None:
         session = self.session
