@@ -52,27 +52,33 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
     outbox: asyncio.Queue[tuple[f.HostFrame, answers.Answer | None]] = asyncio.Queue()
     tab = Tab(host, lambda frame: outbox.put_nowait((frame, answers.take())))
 
+    async def write(batch: list[tuple[f.HostFrame, answers.Answer | None]]) -> None:
+        traced = [answer for _, answer in batch if answer is not None]
+        frames = [frame for frame, _ in batch]
+        try:
+            if host.audit is not None and any(is_reply(frame) for frame in frames):
+                with answers.committing(traced):
+                    try:
+                        await host.audit.drain()
+                    except DatabaseUnavailable as exc:  # not on record: the view is answered with an error
+                        frames = [tab.withhold(frame, exc) for frame in frames]
+            for frame in frames:
+                await socket.send_text(frame.to_json())
+        finally:
+            for answer in traced:
+                answer.sent()
+            for _ in batch:
+                outbox.task_done()
+
     async def writer() -> None:
         while True:
             batch = [await outbox.get()]
             while not outbox.empty():
                 batch.append(outbox.get_nowait())
-            traced = [answer for _, answer in batch if answer is not None]
-            frames = [frame for frame, _ in batch]
-            try:
-                if host.audit is not None and any(is_reply(frame) for frame in frames):
-                    with answers.committing(traced):
-                        try:
-                            await host.audit.drain()
-                        except DatabaseUnavailable as exc:  # not on record: the view is answered with an error
-                            frames = [tab.withhold(frame, exc) for frame in frames]
-                for frame in frames:
-                    await socket.send_text(frame.to_json())
-            finally:
-                for answer in traced:
-                    answer.sent()
-                for _ in batch:
-                    outbox.task_done()
+            await write(batch)
+            # Not kept while the tab waits for its next frame: an idle tab held its last frames (a tool's result,
+            # however large, an answer's span) until then.
+            del batch
 
     write_task = asyncio.create_task(writer())
     leave = host.lifecycle.tab(_Link(socket, outbox))
