@@ -59,9 +59,13 @@ async def new_view(tab: Socket, text: str) -> str:
 
 
 async def replayed_views(tab: Socket, count: int) -> list[str]:
-    """The views a reload of the conversation mounted again, in order, each brought up."""
-    await tab.until(lambda f: len(tab.frames(lambda g: g["type"] == "view-mount")) >= count)
-    views = [str(f["view"]) for f in tab.frames(lambda g: g["type"] == "view-mount")][:count]
+    """The views a reload of the conversation mounted again, in order, each brought up. Views booted ahead are
+    mounted too, with no call (`callId` null), and may come first when the server connects meanwhile."""
+    def replays(g: dict[str, Any]) -> bool:
+        return g["type"] == "view-mount" and g.get("callId") is not None
+
+    await tab.until(lambda f: len(tab.frames(replays)) >= count)
+    views = [str(f["view"]) for f in tab.frames(replays)][:count]
     for view in views:
         await bring_up(tab, view)
     return views
