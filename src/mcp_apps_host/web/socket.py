@@ -52,7 +52,12 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
     outbox: asyncio.Queue[tuple[f.HostFrame, answers.Answer | None]] = asyncio.Queue()
     tab = Tab(host, lambda frame: outbox.put_nowait((frame, answers.take())))
 
-    async def write(batch: list[tuple[f.HostFrame, answers.Answer | None]]) -> None:
+    async def write(first: tuple[f.HostFrame, answers.Answer | None]) -> None:
+        """``first`` and whatever else is queued by now. What it sent goes when it returns: the writer waits for the
+        next frame holding none of it (an idle tab held its last frames, a tool's result however large)."""
+        batch = [first]
+        while not outbox.empty():
+            batch.append(outbox.get_nowait())
         traced = [answer for _, answer in batch if answer is not None]
         frames = [frame for frame, _ in batch]
         try:
@@ -72,13 +77,7 @@ async def run_tab(host: Host, socket: WebSocket) -> None:
 
     async def writer() -> None:
         while True:
-            batch = [await outbox.get()]
-            while not outbox.empty():
-                batch.append(outbox.get_nowait())
-            await write(batch)
-            # Not kept while the tab waits for its next frame: an idle tab held its last frames (a tool's result,
-            # however large, an answer's span) until then.
-            del batch
+            await write(await outbox.get())
 
     write_task = asyncio.create_task(writer())
     leave = host.lifecycle.tab(_Link(socket, outbox))
