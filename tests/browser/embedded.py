@@ -83,12 +83,12 @@ def sign_in(browser: Browser, base: str, user: str, groups: str = "") -> Page:
     page.locator("[data-testid=open-apps]").click()
     page.locator("[data-testid=chat-input]").wait_for(state="visible", timeout=30_000)
     deadline = time.monotonic() + 60
-    while set(server_names(page, base).values()) != {"ready"}:
+    while set((servers := server_names(page, base)).values()) != {"ready"}:
         assert time.monotonic() < deadline, "the example's servers did not connect"
         time.sleep(0.2)
     # The API may be answered by the other worker: wait for the page's own connection to show them ready
     # too, or a line typed now finds no connection (kept in the box) or its server not yet there.
-    for name in server_names(page, base):
+    for name in servers:
         page.locator(f'[data-testid=server][data-server="{name}"][data-status=ready]').wait_for(
             state="attached", timeout=60_000)
     return page
